@@ -1,0 +1,211 @@
+"""One config path: ``icetide.yaml`` → typed frozen model → ``ICETIDE_<SECTION>__<KEY>`` overlay.
+
+The model rejects unknown keys and names the file and the key. Secrets (passwords,
+tokens) are accepted only from the environment, never from YAML, and are held as
+``SecretStr`` so they never show up in logs or reprs.
+
+``ICETIDE_HOME`` chooses where embedded state (warehouse, checkpoints, broker data,
+logs) lives; the default is ``./.icetide``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from icetide.errors import ConfigError
+
+ENV_PREFIX = "ICETIDE_"
+DEFAULT_CONFIG_FILE = "icetide.yaml"
+# Keys that may only come from the environment.
+SECRET_KEYS = frozenset({"password", "token", "credential", "secret"})
+
+_DURATION_RE = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
+)
+_UNIT_SECONDS = {
+    None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 0.001, "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
+}
+
+
+def parse_duration(value: str | float | int) -> float:
+    """Parse ``"2 minutes"``, ``"500ms"``, ``"10s"`` or a number of seconds into seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION_RE.match(value)
+    if not match:
+        raise ConfigError(
+            f"invalid duration {value!r}: use a number with a unit, e.g. '500ms', '10s', "
+            "'2 minutes', '1h'"
+        )
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SparkConfig(_Section):
+    """How the SparkSession is built. ``master`` is any Spark master URL."""
+
+    master: str = "local[*]"
+    app_name: str = "icetide"
+    driver_memory: str = "2g"
+    shuffle_partitions: int = Field(default=4, ge=1)
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class CatalogConfig(_Section):
+    """The one shared Iceberg catalog. ``hadoop`` (embedded default), ``jdbc``, ``rest``, ``hive``."""
+
+    name: str = "lake"
+    type: Literal["hadoop", "jdbc", "rest", "hive"] = "hadoop"
+    warehouse: str | None = None  # default: <home>/warehouse
+    uri: str | None = None  # jdbc:postgresql://..., http://rest, thrift://hms
+    user: str | None = None
+    password: SecretStr | None = None  # env only: ICETIDE_CATALOG__PASSWORD
+    properties: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError(f"catalog name {v!r} must be a plain identifier like 'lake'")
+        return v
+
+
+class KafkaConfig(_Section):
+    """Kafka connection. ``bootstrap: null`` means the embedded broker of ``icetide broker``."""
+
+    bootstrap: str | None = None
+    embedded_port: int = Field(default=9092, ge=1, le=65535)
+    max_records_per_trigger: int = Field(default=2_000_000, ge=1)
+    offset_out_of_range: Literal["earliest", "latest", "fail"] = "fail"
+    retry_backoff_max: float = Field(default=30.0, gt=0)
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class FlowsConfig(_Section):
+    """The generic flow loop."""
+
+    trigger_interval: float = 5.0  # seconds; YAML may say "5s"
+    changelog: bool = False
+
+    @field_validator("trigger_interval", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> float:
+        return parse_duration(v)
+
+
+class Settings(_Section):
+    """The whole configuration."""
+
+    home: Path = Path(".icetide")
+    spark: SparkConfig = SparkConfig()
+    catalog: CatalogConfig = CatalogConfig()
+    kafka: KafkaConfig = KafkaConfig()
+    flows: FlowsConfig = FlowsConfig()
+
+    @property
+    def warehouse(self) -> str:
+        """The warehouse location: configured, or ``<home>/warehouse`` for the embedded default."""
+        return self.catalog.warehouse or str((self.home / "warehouse").resolve())
+
+    def path(self, *parts: str) -> Path:
+        """A path under the state directory (created on demand by the caller)."""
+        return self.home.resolve().joinpath(*parts)
+
+
+def _reject_secrets_in_yaml(data: Mapping[str, Any], source: str, prefix: str = "") -> None:
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            _reject_secrets_in_yaml(value, source, dotted + ".")
+        elif str(key).lower() in SECRET_KEYS:
+            env = ENV_PREFIX + dotted.upper().replace(".", "__")
+            raise ConfigError(
+                f"{source}: secret key '{dotted}' must not be written in YAML; "
+                f"remove it and set the environment variable {env} instead"
+            )
+
+
+def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Turn ``ICETIDE_<SECTION>__<KEY>=v`` variables into a nested dict (``ICETIDE_HOME`` too)."""
+    out: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if path == ["home"]:
+            out["home"] = value
+            continue
+        if len(path) < 2 or not all(path):
+            continue  # e.g. ICETIDE_CONFIG: not a setting
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return out
+
+
+def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(dict(merged[key]), value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _format_validation(err: ValidationError, source: str) -> str:
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            lines.append(f"{source}: unknown key '{loc}' (check the spelling; see docs/config.md)")
+        else:
+            lines.append(f"{source}: '{loc}': {e['msg']} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_settings(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Load settings: YAML file (if any) → env overlay → validated frozen model.
+
+    ``path`` defaults to ``$ICETIDE_CONFIG`` or ``./icetide.yaml`` when it exists.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = path is not None or "ICETIDE_CONFIG" in environ
+    cfg_path = Path(path or environ.get("ICETIDE_CONFIG", DEFAULT_CONFIG_FILE))
+    data: dict[str, Any] = {}
+    source = str(cfg_path)
+    if cfg_path.exists():
+        try:
+            loaded = yaml.safe_load(cfg_path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{source}: expected a mapping at the top level, got {loaded!r}")
+        _reject_secrets_in_yaml(loaded, source)
+        data = loaded
+    elif explicit:
+        raise ConfigError(f"config file {source} does not exist: create it or unset ICETIDE_CONFIG")
+    overlay = env_overlay(environ)
+    merged = _deep_merge(data, overlay)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        where = source if data else "environment"
+        if overlay and data:
+            where = f"{source} + ICETIDE_* environment"
+        raise ConfigError(_format_validation(exc, where)) from None

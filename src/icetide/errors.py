@@ -1,0 +1,47 @@
+"""The one error hierarchy of icetide.
+
+Every message names the bad value and says how to fix it. The CLI prints
+``IcetideError`` messages without a traceback; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class IcetideError(Exception):
+    """Base class of every error icetide raises on purpose."""
+
+
+class ConfigError(IcetideError):
+    """The configuration file or environment overlay is invalid."""
+
+
+class RuntimeSetupError(IcetideError):
+    """Java, the Spark/Iceberg jars or the catalog cannot be set up."""
+
+
+class SourceError(IcetideError):
+    """A source (Kafka, MySQL binlog, Debezium) cannot deliver what was asked."""
+
+
+class OffsetOutOfRangeError(SourceError):
+    """A committed Kafka offset is no longer (or not yet) available on the broker."""
+
+
+class PositionLostError(SourceError):
+    """A committed source position (e.g. a binlog file) was purged upstream."""
+
+
+class PipelineError(IcetideError):
+    """A pipeline definition is invalid: missing references, cycles, bad arguments."""
+
+
+class TableError(IcetideError):
+    """A table does not exist, or its schema or properties do not fit the request."""
+
+
+class SchemaChangeError(TableError):
+    """An upstream schema change that icetide cannot apply safely."""
+
+
+class ExpectationFailed(IcetideError):
+    """An ``expect_or_fail`` expectation was violated."""
