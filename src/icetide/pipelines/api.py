@@ -1,0 +1,407 @@
+"""The declarative API, mirroring Spark Declarative Pipelines (``pyspark.pipelines``, 4.1).
+
+Names and argument order follow SDP (``table``, ``materialized_view``, ``temporary_view``,
+``create_streaming_table``, ``append_flow``) and Databricks (``create_auto_cdc_flow``,
+``expect*``, ``read``/``read_stream``). icetide's additions are keyword-only and come
+after SDP's: ``primary_key``, ``merge_engine``, ``freshness``, ``freshness_warn``,
+``changelog``, ``expectations`` (and ``once`` on ``append_flow``). Expectation
+decorators are in :mod:`icetide.pipelines.expectations`, ``read``/``read_stream`` in
+:mod:`icetide.pipelines.reader`.
+
+Declaring never executes anything: each call builds a frozen spec and registers it in
+the active :class:`~icetide.pipelines.registry.GraphRegistry`. One deliberate difference
+from SDP: the decorators return the decorated function (SDP returns None), so
+expectation decorators can be stacked on either side and tests can call the function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from icetide.errors import PipelineError
+from icetide.pipelines.names import SourceLocation, caller_location, check_column, located
+from icetide.pipelines.partitioning import parse_partition_cols
+from icetide.pipelines.registry import (
+    EXPECTATIONS_ATTR,
+    GraphRegistry,
+    active_registry,
+)
+from icetide.pipelines.spec import (
+    AutoCdcSpec,
+    Expectation,
+    FlowKind,
+    FlowSpec,
+    TableKind,
+    TableSpec,
+    columns_tuple,
+    parse_seconds,
+    query_arity,
+    struct_to_ddl,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_FLOW_KIND: dict[TableKind, FlowKind] = {
+    "streaming_table": "append", "materialized_view": "batch", "temporary_view": "view",
+}
+_API_NAME: dict[TableKind, str] = {
+    "streaming_table": "table", "materialized_view": "materialized_view",
+    "temporary_view": "temporary_view",
+}
+
+
+@dataclass(frozen=True)
+class _DatasetArgs:
+    """The arguments shared by the dataset declarations."""
+
+    name: str | None = None
+    comment: str | None = None
+    spark_conf: Mapping[str, str] | None = None
+    table_properties: Mapping[str, str] | None = None
+    partition_cols: Sequence[str] | None = None
+    cluster_by: Sequence[str] | None = None
+    schema: StructType | str | None = None
+    format: str | None = None
+    primary_key: Sequence[str] | None = None
+    merge_engine: str | object | None = None
+    freshness: str | float | None = None
+    freshness_warn: str | float | None = None
+    changelog: bool = False
+    expectations: Sequence[Expectation] | None = None
+
+
+def _str_dict(value: Mapping[str, str] | None, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise PipelineError(f"{what}={value!r} must be a dict of strings, e.g. {{'k': 'v'}}")
+    return dict(value)
+
+
+def _schema_ddl(schema: StructType | str | None) -> str | None:
+    if schema is None or isinstance(schema, str):
+        return schema
+    if hasattr(schema, "fields"):
+        return struct_to_ddl(schema)
+    raise PipelineError(f"schema={schema!r} must be a DDL string ('a INT, b STRING') or StructType")
+
+
+def _expectations(func: Callable[..., Any] | None, args: _DatasetArgs) -> tuple[Expectation, ...]:
+    given = tuple(args.expectations or ())
+    for e in given:
+        if not isinstance(e, Expectation):
+            raise PipelineError(
+                f"expectations entry {e!r} must be an Expectation(name, condition_sql, action)"
+            )
+    parked: tuple[Expectation, ...] = getattr(func, EXPECTATIONS_ATTR, ()) if func else ()
+    return parked + given
+
+
+def _build_table(
+    kind: TableKind, default_name: str, func: Callable[..., Any] | None, args: _DatasetArgs,
+    registry: GraphRegistry, location: SourceLocation,
+) -> TableSpec:
+    if args.format not in (None, "iceberg"):
+        raise PipelineError(f"format={args.format!r}: icetide tables are Iceberg; drop format=")
+    return TableSpec(
+        name=registry.qualify(args.name or default_name, location),
+        kind=kind,
+        comment=args.comment,
+        schema=_schema_ddl(args.schema),
+        partition_cols=parse_partition_cols(args.partition_cols),
+        cluster_by=columns_tuple(args.cluster_by, "cluster_by") or (),
+        table_properties=_str_dict(args.table_properties, "table_properties"),
+        primary_key=columns_tuple(args.primary_key, "primary_key"),
+        merge_engine=args.merge_engine,
+        freshness=parse_seconds(args.freshness, "freshness"),
+        freshness_warn=parse_seconds(args.freshness_warn, "freshness_warn"),
+        changelog=bool(args.changelog),
+        expectations=_expectations(func, args),
+        location=location,
+    )
+
+
+def _dataset_decorator(
+    kind: TableKind, args: _DatasetArgs, location: SourceLocation
+) -> Callable[[_F], _F]:
+    def outer(func: _F) -> _F:
+        registry = active_registry(_API_NAME[kind])
+        with located(location):
+            query_arity(func, _API_NAME[kind])
+            spec = _build_table(kind, func.__name__, func, args, registry, location)
+            registry.register_table(spec)
+            registry.register_flow(FlowSpec(
+                name=spec.name, target=spec.name, query=func, kind=_FLOW_KIND[kind],
+                spark_conf=_str_dict(args.spark_conf, "spark_conf"), location=location,
+            ))
+            registry.bind_function(func, spec.name)
+        return func
+
+    return outer
+
+
+# --------------------------------------------------------------------------- datasets
+@overload
+def table(query_function: _F) -> _F: ...
+@overload
+def table(
+    query_function: None = None, *, name: str | None = None, comment: str | None = None,
+    spark_conf: dict[str, str] | None = None, table_properties: dict[str, str] | None = None,
+    partition_cols: list[str] | None = None, cluster_by: list[str] | None = None,
+    schema: StructType | str | None = None, format: str | None = None,
+    primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
+    freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
+    expectations: Sequence[Expectation] | None = None,
+) -> Callable[[_F], _F]: ...
+def table(
+    query_function: _F | None = None,
+    *,
+    name: str | None = None,
+    comment: str | None = None,
+    spark_conf: dict[str, str] | None = None,
+    table_properties: dict[str, str] | None = None,
+    partition_cols: list[str] | None = None,
+    cluster_by: list[str] | None = None,
+    schema: StructType | str | None = None,
+    format: str | None = None,
+    primary_key: Sequence[str] | None = None,
+    merge_engine: str | object | None = None,
+    freshness: str | None = None,
+    freshness_warn: str | None = None,
+    changelog: bool = False,
+    expectations: Sequence[Expectation] | None = None,
+) -> _F | Callable[[_F], _F]:
+    """Declare a streaming table and its append flow (``@dp.table`` or ``@dp.table(...)``).
+
+    ``partition_cols`` take Iceberg transforms (``"days(eventTime)"``, ``"bucket(16, id)"``);
+    ``freshness`` is the staleness target (``"10 seconds"``), ``freshness_warn`` an
+    earlier warning threshold; ``merge_engine`` needs ``primary_key``.
+    """
+    args = dict(locals())
+    func = args.pop("query_function")
+    decorator = _dataset_decorator("streaming_table", _DatasetArgs(**args), caller_location())
+    return decorator(func) if func is not None else decorator
+
+
+@overload
+def materialized_view(query_function: _F) -> _F: ...
+@overload
+def materialized_view(
+    query_function: None = None, *, name: str | None = None, comment: str | None = None,
+    spark_conf: dict[str, str] | None = None, table_properties: dict[str, str] | None = None,
+    partition_cols: list[str] | None = None, cluster_by: list[str] | None = None,
+    schema: StructType | str | None = None, format: str | None = None,
+    primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
+    freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
+    expectations: Sequence[Expectation] | None = None,
+) -> Callable[[_F], _F]: ...
+def materialized_view(
+    query_function: _F | None = None,
+    *,
+    name: str | None = None,
+    comment: str | None = None,
+    spark_conf: dict[str, str] | None = None,
+    table_properties: dict[str, str] | None = None,
+    partition_cols: list[str] | None = None,
+    cluster_by: list[str] | None = None,
+    schema: StructType | str | None = None,
+    format: str | None = None,
+    primary_key: Sequence[str] | None = None,
+    merge_engine: str | object | None = None,
+    freshness: str | None = None,
+    freshness_warn: str | None = None,
+    changelog: bool = False,
+    expectations: Sequence[Expectation] | None = None,
+) -> _F | Callable[[_F], _F]:
+    """Declare a materialized view: a table recomputed by a batch flow from its query."""
+    args = dict(locals())
+    func = args.pop("query_function")
+    decorator = _dataset_decorator("materialized_view", _DatasetArgs(**args), caller_location())
+    return decorator(func) if func is not None else decorator
+
+
+@overload
+def temporary_view(query_function: _F) -> _F: ...
+@overload
+def temporary_view(
+    query_function: None = None, *, name: str | None = None, comment: str | None = None,
+    spark_conf: dict[str, str] | None = None, expectations: Sequence[Expectation] | None = None,
+) -> Callable[[_F], _F]: ...
+def temporary_view(
+    query_function: _F | None = None,
+    *,
+    name: str | None = None,
+    comment: str | None = None,
+    spark_conf: dict[str, str] | None = None,
+    expectations: Sequence[Expectation] | None = None,
+) -> _F | Callable[[_F], _F]:
+    """Declare a temporary view: a named query other flows read; it is never stored."""
+    args = dict(locals())
+    func = args.pop("query_function")
+    decorator = _dataset_decorator("temporary_view", _DatasetArgs(**args), caller_location())
+    return decorator(func) if func is not None else decorator
+
+
+def create_streaming_table(
+    name: str,
+    *,
+    comment: str | None = None,
+    table_properties: dict[str, str] | None = None,
+    partition_cols: list[str] | None = None,
+    cluster_by: list[str] | None = None,
+    schema: StructType | str | None = None,
+    format: str | None = None,
+    primary_key: Sequence[str] | None = None,
+    merge_engine: str | object | None = None,
+    freshness: str | None = None,
+    freshness_warn: str | None = None,
+    changelog: bool = False,
+    expectations: Sequence[Expectation] | None = None,
+) -> None:
+    """Declare a streaming table with no flow; ``append_flow``/``create_auto_cdc_flow`` fill it."""
+    args = _DatasetArgs(**locals())
+    location = caller_location()
+    registry = active_registry("create_streaming_table")
+    with located(location):
+        if not isinstance(name, str):
+            raise PipelineError(f"create_streaming_table(name={name!r}): name must be a string")
+        spec = _build_table("streaming_table", name, None, args, registry, location)
+        registry.register_table(spec)
+
+
+# --------------------------------------------------------------------------- flows
+def _flow_name(registry: GraphRegistry, name: str, target: str, loc: SourceLocation) -> str:
+    """An unqualified flow name lives in its target's database."""
+    if not isinstance(name, str) or not name:
+        raise PipelineError(f"flow name {name!r} must be a non-empty string")
+    if "." not in name:
+        return f"{target.split('.')[0]}.{name}"
+    return registry.qualify(name, loc)
+
+
+def append_flow(
+    *,
+    target: str,
+    name: str | None = None,
+    spark_conf: dict[str, str] | None = None,
+    once: bool = False,
+) -> Callable[[_F], _F]:
+    """Decorate a query function as an extra flow appending into streaming table ``target``.
+
+    ``once=True`` runs it a single time (a backfill) instead of continuously.
+    """
+    location = caller_location()
+
+    def outer(func: _F) -> _F:
+        registry = active_registry("append_flow")
+        with located(location):
+            query_arity(func, "append_flow")
+            if getattr(func, EXPECTATIONS_ATTR, None) or registry.is_pending(func):
+                raise PipelineError(
+                    "expectations belong to tables, not to append flows: put @dp.expect... on the "
+                    f"@dp.table, or pass expectations=[...] to create_streaming_table({target!r})"
+                )
+            qualified_target = registry.qualify(target, location)
+            registry.register_flow(FlowSpec(
+                name=_flow_name(registry, name or func.__name__, qualified_target, location),
+                target=qualified_target, query=func, kind="append", once=bool(once),
+                spark_conf=_str_dict(spark_conf, "spark_conf"), location=location,
+            ))
+        return func
+
+    return outer
+
+
+_COLUMN_REPR = re.compile(r"^Column<'(.*)'>$", re.DOTALL)
+
+
+def _sql_text(value: object, what: str) -> str:
+    """A column name / SQL expression from a string or a pyspark ``Column``."""
+    if isinstance(value, str) and value.strip():
+        return value
+    match = _COLUMN_REPR.match(repr(value)) if not isinstance(value, str) else None
+    if match is None:
+        raise PipelineError(f"{what}={value!r} must be a column name or SQL expression string")
+    return match.group(1)
+
+
+def _sql_columns(values: Sequence[object] | None, what: str) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise PipelineError(f"{what}={values!r} must be a list of columns: write [{values!r}]")
+    return tuple(check_column(_sql_text(v, what), what) for v in values)
+
+
+def _scd_type(value: int | str) -> int:
+    if value in (1, "1"):
+        return 1
+    if value in (2, "2"):
+        return 2
+    raise PipelineError(f"stored_as_scd_type={value!r} must be 1 (icetide keeps SCD type 1)")
+
+
+def _cdc_spec(
+    source: str | object, keys: Sequence[object], sequence_by: object, options: dict[str, Any]
+) -> AutoCdcSpec:
+    for track in ("track_history_column_list", "track_history_except_column_list"):
+        if options[track]:
+            raise PipelineError(f"{track} needs SCD type 2, which icetide does not support")
+    deletes, truncates = options["apply_as_deletes"], options["apply_as_truncates"]
+    return AutoCdcSpec(
+        source=source,
+        keys=_sql_columns(keys, "keys") or (),
+        sequence_by=_sql_text(sequence_by, "sequence_by"),
+        apply_as_deletes=None if deletes is None else _sql_text(deletes, "apply_as_deletes"),
+        apply_as_truncates=(
+            None if truncates is None else _sql_text(truncates, "apply_as_truncates")
+        ),
+        column_list=_sql_columns(options["column_list"], "column_list"),
+        except_column_list=_sql_columns(options["except_column_list"], "except_column_list"),
+        stored_as_scd_type=_scd_type(options["stored_as_scd_type"]),
+        ignore_null_updates=bool(options["ignore_null_updates"]),
+    )
+
+
+def create_auto_cdc_flow(
+    target: str,
+    source: str | object,
+    keys: Sequence[str] | Sequence[object],
+    sequence_by: str | object,
+    ignore_null_updates: bool = False,
+    apply_as_deletes: str | object | None = None,
+    apply_as_truncates: str | object | None = None,
+    column_list: Sequence[str] | Sequence[object] | None = None,
+    except_column_list: Sequence[str] | Sequence[object] | None = None,
+    stored_as_scd_type: int | str = 1,
+    track_history_column_list: Sequence[str] | None = None,
+    track_history_except_column_list: Sequence[str] | None = None,
+    name: str | None = None,
+    once: bool = False,
+) -> None:
+    """Apply a change feed to streaming table ``target`` by ``keys``, ordered by ``sequence_by``.
+
+    ``source`` is a dataset name of the pipeline or an icetide source object (e.g. a MySQL
+    binlog source). Columns may be strings or pyspark Columns; only SCD type 1 is supported.
+    """
+    options = dict(locals())
+    location = caller_location()
+    registry = active_registry("create_auto_cdc_flow")
+    with located(location):
+        qualified_target = registry.qualify(target, location)
+        if source is None:
+            raise PipelineError("create_auto_cdc_flow: source must be a dataset name or a source")
+        qualified_source = registry.qualify(source, location) if isinstance(source, str) else source
+        cdc = _cdc_spec(qualified_source, keys, sequence_by, options)
+        registry.register_flow(FlowSpec(
+            name=_flow_name(registry, name or qualified_target, qualified_target, location),
+            target=qualified_target, kind="auto_cdc", cdc=cdc, once=bool(once), location=location,
+        ))

@@ -1,0 +1,155 @@
+"""Loading a pipeline folder: spec file → library files → imported with a registry → graph.
+
+Each library file is imported under a unique module name with a
+:class:`~icetide.pipelines.registry.GraphRegistry` active, so its ``dp.*`` calls
+register specs. The pipeline folder is on ``sys.path`` while importing, so the files can
+import helper modules next to them. Nothing runs but the module bodies: query functions
+are only stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from glob import has_magic
+from pathlib import Path
+from types import ModuleType
+
+from icetide.errors import IcetideError, PipelineError
+from icetide.pipelines.graph import PipelineGraph
+from icetide.pipelines.registry import GraphRegistry, registration_context
+from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, TableSpec
+from icetide.pipelines.specfile import read_spec_file
+
+#: Libraries when the spec lists none: the folder's own ``*.py`` (``_*.py`` are helpers).
+DEFAULT_LIBRARY_GLOB = "*.py"
+_LOAD_IDS = itertools.count(1)
+
+
+def load_pipeline(path: str | Path) -> PipelineGraph:
+    """Load the pipeline in folder ``path`` (or at spec file ``path``) into a graph."""
+    spec = read_spec_file(path)
+    files = library_files(spec)
+    registry = GraphRegistry(database=spec.database, catalog=spec.catalog)
+    load_id = next(_LOAD_IDS)
+    with registration_context(registry), _on_sys_path(spec.root):
+        for file in files:
+            _import_file(file, _module_name(load_id, spec.root, file))
+    registry.finish()
+    tables = {name: apply_defaults(t, spec.defaults) for name, t in registry.tables.items()}
+    return PipelineGraph(spec=spec, tables=tables, flows=registry.flows)
+
+
+def library_files(spec: PipelineSpec) -> list[Path]:
+    """The Python files the spec's ``libraries`` globs select, in a stable order."""
+    root = spec.root
+    patterns = spec.libraries or (DEFAULT_LIBRARY_GLOB,)
+    files: dict[Path, None] = {}
+    for pattern in patterns:
+        matched = _glob(root, pattern)
+        if not spec.libraries:
+            matched = [p for p in matched if not p.name.startswith("_")]
+        if not matched:
+            raise PipelineError(
+                f"{spec.path or root}: libraries pattern {pattern!r} matches no .py file "
+                f"under {root}: fix the pattern or add the file"
+            )
+        files.update(dict.fromkeys(matched))
+    return list(files)
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise PipelineError(
+            f"libraries pattern {pattern!r} must be relative to {root} and stay inside it"
+        )
+    if pattern.endswith("**"):  # SDP's "folder/**" means every file below the folder
+        pattern += "/*"
+    if not has_magic(pattern):
+        candidates = [root / pattern] if (root / pattern).is_file() else []
+    else:
+        candidates = sorted(root.glob(pattern))
+    out = []
+    for p in candidates:
+        if not p.is_file() or "__pycache__" in p.parts:
+            continue
+        if p.suffix == ".sql":
+            raise PipelineError(
+                f"{p}: SQL definition files are not supported by icetide: declare the "
+                "dataset in Python (from icetide import pipelines as dp)"
+            )
+        if p.suffix == ".py":
+            out.append(p.resolve())
+    return out
+
+
+def _module_name(load_id: int, root: Path, file: Path) -> str:
+    try:
+        rel = file.relative_to(root.resolve())
+    except ValueError:
+        rel = Path(file.name)
+    stem = re.sub(r"\W", "_", str(rel.with_suffix("")))
+    return f"icetide_pipeline_{load_id}_{stem}"
+
+
+def _import_file(file: Path, module_name: str) -> None:
+    module_spec = importlib.util.spec_from_file_location(module_name, file)
+    if module_spec is None or module_spec.loader is None:
+        raise PipelineError(f"{file}: cannot be imported as a Python module; is it a .py file?")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up here
+    try:
+        module_spec.loader.exec_module(module)
+    except IcetideError:
+        del sys.modules[module_name]
+        raise
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise PipelineError(
+            f"{file}: importing it failed: {type(exc).__name__}: {exc} (fix the file; "
+            "declarations must not need Spark at import time)"
+        ) from exc
+    _pickle_by_value(module)
+
+
+def _pickle_by_value(module: ModuleType) -> None:
+    """Functions of a pipeline file must travel to executors by value: their module is
+    not importable there. PySpark's cloudpickle is told so (when pyspark is installed)."""
+    try:
+        from pyspark import cloudpickle
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return
+    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def _on_sys_path(folder: Path) -> Iterator[None]:
+    entry = str(folder.resolve())
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def apply_defaults(table: TableSpec, defaults: PipelineDefaults) -> TableSpec:
+    """Fill a stored table's unset freshness target/warning from the spec's ``defaults``."""
+    if table.is_view:
+        return table
+    freshness = table.freshness if table.freshness is not None else defaults.freshness
+    warn = table.freshness_warn
+    if warn is None and defaults.freshness_warn is not None and (
+        freshness is None or defaults.freshness_warn < freshness
+    ):
+        warn = defaults.freshness_warn
+    if (freshness, warn) == (table.freshness, table.freshness_warn):
+        return table
+    return dataclasses.replace(table, freshness=freshness, freshness_warn=warn)

@@ -1,0 +1,380 @@
+"""Frozen specs of what a pipeline declares: tables, flows, expectations, the pipeline file.
+
+Declaring never executes anything: the decorators in :mod:`icetide.pipelines.api`
+build these specs and register them; the runner reads them later. Everything here is
+pure Python (no pyspark at runtime) so a pipeline can be loaded and checked without a JVM.
+
+Names are always qualified ``database.table`` once they are in a spec
+(:func:`icetide.pipelines.names.qualify_name` turns a user's name into that form).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from icetide.errors import ConfigError, PipelineError
+from icetide.pipelines.names import (
+    SourceLocation,
+    check_column,
+    check_identifier,
+    check_stored_column,
+    where,
+)
+from icetide.pipelines.partitioning import PartitionField, parse_partition_cols
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+TableKind = Literal["streaming_table", "materialized_view", "temporary_view"]
+FlowKind = Literal["append", "auto_cdc", "batch", "view"]
+ExpectationAction = Literal["warn", "drop", "fail"]
+#: A query function takes no argument (SDP style) or the SparkSession (icetide style).
+QueryFunction = Callable[..., "DataFrame"]
+
+TABLE_KINDS: tuple[TableKind, ...] = ("streaming_table", "materialized_view", "temporary_view")
+FLOW_KINDS: tuple[FlowKind, ...] = ("append", "auto_cdc", "batch", "view")
+EXPECTATION_ACTIONS: tuple[ExpectationAction, ...] = ("warn", "drop", "fail")
+
+__all__ = [
+    "AutoCdcSpec",
+    "Expectation",
+    "FlowSpec",
+    "PartitionField",
+    "PipelineDefaults",
+    "PipelineSpec",
+    "SourceLocation",
+    "TableSpec",
+    "call_query",
+    "parse_partition_cols",
+]
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+# --------------------------------------------------------------------------- expectations
+@dataclass(frozen=True)
+class Expectation:
+    """A data-quality rule: rows where ``condition_sql`` is false are kept+counted (warn),
+    dropped (drop) or fail the batch (fail)."""
+
+    name: str
+    condition_sql: str
+    action: ExpectationAction = "warn"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise PipelineError(f"expectation name {self.name!r} must be a non-empty string")
+        if not isinstance(self.condition_sql, str) or not self.condition_sql.strip():
+            raise PipelineError(
+                f"expectation {self.name!r}: condition {self.condition_sql!r} must be a SQL "
+                "boolean expression string, e.g. 'uid IS NOT NULL'"
+            )
+        if self.action not in EXPECTATION_ACTIONS:
+            raise PipelineError(
+                f"expectation {self.name!r}: action {self.action!r} must be one of "
+                f"{', '.join(EXPECTATION_ACTIONS)}"
+            )
+
+
+# --------------------------------------------------------------------------- helpers
+def parse_seconds(value: str | float | None, what: str) -> float | None:
+    """``"2 minutes"`` → 120.0 (None stays None); a PipelineError naming ``what`` if invalid."""
+    if value is None:
+        return None
+    try:
+        seconds = parse_duration_value(value)
+    except ConfigError as exc:
+        raise PipelineError(f"{what}={value!r}: {exc}") from None
+    if seconds <= 0:
+        raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'")
+    return seconds
+
+
+def parse_duration_value(value: str | float) -> float:
+    """Seconds of a duration; delegates to :func:`icetide.config.parse_duration`."""
+    from icetide.config import parse_duration
+
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ConfigError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")
+    return parse_duration(value)
+
+
+def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
+    """A list of column names as a tuple (None stays None); a bare string is an error."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise PipelineError(f"{what}={values!r} must be a list of column names: write [{values!r}]")
+    return tuple(check_column(v, f"{what} entry") for v in values)
+
+
+def struct_to_ddl(schema: Any) -> str:
+    """A pyspark ``StructType`` (duck-typed: ``.fields``) as a DDL string, no JVM needed."""
+    parts = []
+    for f in schema.fields:
+        null = "" if f.nullable else " NOT NULL"
+        parts.append(f"`{f.name}` {f.dataType.simpleString()}{null}")
+    return ", ".join(parts)
+
+
+def query_arity(func: Callable[..., Any], what: str) -> int:
+    """0 when ``func`` takes no argument, 1 when it takes the SparkSession; else an error."""
+    if not callable(func):
+        raise PipelineError(
+            f"{what} decorates {func!r}, which is not a function: put it directly above "
+            f"a def, e.g. @dp.{what}(name='db.t')"
+        )
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in kinds and p.default is inspect.Parameter.empty]
+    if len(required) > 1:
+        name = getattr(func, "__name__", repr(func))
+        raise PipelineError(
+            f"query function {name}() takes {len(required)} arguments: it must take none "
+            "or only the SparkSession, e.g. def clicks(spark): ..."
+        )
+    return len(required)
+
+
+def call_query(func: QueryFunction, spark: SparkSession) -> DataFrame:
+    """Run a query function the way it was declared: ``func()`` or ``func(spark)``."""
+    if query_arity(func, "query") == 1:
+        return func(spark)
+    return func()
+
+
+# --------------------------------------------------------------------------- tables
+@dataclass(frozen=True)
+class TableSpec:
+    """A dataset of the pipeline. ``freshness``/``freshness_warn`` are seconds."""
+
+    name: str
+    kind: TableKind = "streaming_table"
+    comment: str | None = None
+    schema: str | None = None
+    partition_cols: tuple[PartitionField, ...] = ()
+    cluster_by: tuple[str, ...] = ()
+    table_properties: Mapping[str, str] = field(default_factory=dict, hash=False)
+    primary_key: tuple[str, ...] | None = None
+    merge_engine: str | object | None = field(default=None, hash=False)
+    freshness: float | None = None
+    freshness_warn: float | None = None
+    changelog: bool = False
+    expectations: tuple[Expectation, ...] = ()
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "table_properties", _frozen_map(self.table_properties))
+        _check_table_name(self)
+        _check_table_keys(self)
+        _check_table_freshness(self)
+        _check_table_expectations(self)
+
+    @property
+    def database(self) -> str:
+        return self.name.split(".")[0]
+
+    @property
+    def is_view(self) -> bool:
+        return self.kind == "temporary_view"
+
+
+def _check_table_name(t: TableSpec) -> None:
+    if not isinstance(t.name, str) or len(t.name.split(".")) != 2:
+        raise PipelineError(f"{where(t.location)}table name {t.name!r} must be 'db.table'")
+    for part in t.name.split("."):
+        check_identifier(part, f"{where(t.location)}name part of {t.name!r}:")
+    if t.kind not in TABLE_KINDS:
+        raise PipelineError(f"table {t.name}: kind {t.kind!r} must be one of {TABLE_KINDS}")
+    if t.schema is not None and (not isinstance(t.schema, str) or not t.schema.strip()):
+        raise PipelineError(
+            f"table {t.name}: schema {t.schema!r} must be a DDL string like 'a INT, b STRING'"
+        )
+
+
+def _check_table_keys(t: TableSpec) -> None:
+    pk = t.primary_key
+    if pk is not None:
+        if not pk or len(set(pk)) != len(pk):
+            raise PipelineError(
+                f"{where(t.location)}table {t.name}: primary_key={list(pk)!r} must list "
+                "distinct columns, e.g. primary_key=['productId']"
+            )
+        for col in pk:
+            check_stored_column(col, f"table {t.name}: primary_key column")
+    if t.merge_engine is not None and pk is None:
+        raise PipelineError(
+            f"{where(t.location)}table {t.name}: merge_engine={t.merge_engine!r} needs a "
+            "primary key: add primary_key=[...]"
+        )
+    if t.merge_engine is not None and isinstance(t.merge_engine, str) and not t.merge_engine:
+        raise PipelineError(f"table {t.name}: merge_engine must not be empty: e.g. 'deduplicate'")
+    if t.is_view and (pk is not None or t.partition_cols or t.cluster_by or t.changelog):
+        raise PipelineError(
+            f"{where(t.location)}temporary view {t.name}: primary_key, partitioning, "
+            "cluster_by and changelog apply only to stored tables; use @dp.table"
+        )
+
+
+def _check_table_freshness(t: TableSpec) -> None:
+    for label, value in (("freshness", t.freshness), ("freshness_warn", t.freshness_warn)):
+        if value is not None and (not isinstance(value, int | float) or value <= 0):
+            raise PipelineError(f"table {t.name}: {label}={value!r} must be positive seconds")
+    if t.freshness is not None and t.freshness_warn is not None and (
+        t.freshness_warn >= t.freshness
+    ):
+        raise PipelineError(
+            f"{where(t.location)}table {t.name}: freshness_warn ({t.freshness_warn:g}s) must "
+            f"be below freshness ({t.freshness:g}s): it is the early warning before the target"
+        )
+
+
+def _check_table_expectations(t: TableSpec) -> None:
+    names = [e.name for e in t.expectations]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise PipelineError(
+            f"{where(t.location)}table {t.name}: expectation name(s) {dupes} are used twice: "
+            "give each expectation its own name"
+        )
+
+
+# --------------------------------------------------------------------------- flows
+@dataclass(frozen=True)
+class AutoCdcSpec:
+    """What ``create_auto_cdc_flow`` declared: apply a change feed to the target by key.
+
+    ``source`` is a table/view name of the graph (``db.name``) or an opaque icetide
+    source object (e.g. a MySQL binlog source) that the runner understands.
+    """
+
+    source: str | object = field(hash=False)
+    keys: tuple[str, ...]
+    sequence_by: str
+    apply_as_deletes: str | None = None
+    apply_as_truncates: str | None = None
+    column_list: tuple[str, ...] | None = None
+    except_column_list: tuple[str, ...] | None = None
+    stored_as_scd_type: int = 1
+    ignore_null_updates: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            raise PipelineError("auto CDC flow: keys must list at least one column, e.g. ['id']")
+        if not isinstance(self.sequence_by, str) or not self.sequence_by.strip():
+            raise PipelineError(
+                f"auto CDC flow: sequence_by={self.sequence_by!r} must be a column or SQL "
+                "expression string, e.g. '_binlog_pos'"
+            )
+        if self.column_list and self.except_column_list:
+            raise PipelineError(
+                "auto CDC flow: pass column_list or except_column_list, not both"
+            )
+        if self.stored_as_scd_type != 1:
+            raise PipelineError(
+                f"auto CDC flow: stored_as_scd_type={self.stored_as_scd_type!r} is not "
+                "supported: icetide keeps SCD type 1; set changelog=True on the target for history"
+            )
+
+    @property
+    def source_table(self) -> str | None:
+        """The source's table name when the source is a dataset, else None."""
+        return self.source if isinstance(self.source, str) else None
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """A flow writing into ``target``. ``inputs`` is None until the runner discovers them."""
+
+    name: str
+    target: str
+    query: QueryFunction | None = field(default=None, hash=False)
+    kind: FlowKind = "append"
+    once: bool = False
+    cdc: AutoCdcSpec | None = None
+    inputs: tuple[str, ...] | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict, hash=False)
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spark_conf", _frozen_map(self.spark_conf))
+        if self.kind not in FLOW_KINDS:
+            raise PipelineError(f"flow {self.name}: kind {self.kind!r} must be one of {FLOW_KINDS}")
+        if self.kind == "auto_cdc" and (self.cdc is None or self.query is not None):
+            raise PipelineError(f"flow {self.name}: an auto_cdc flow has a cdc spec and no query")
+        if self.kind != "auto_cdc" and (self.query is None or self.cdc is not None):
+            raise PipelineError(
+                f"flow {self.name}: a {self.kind} flow needs a query function and no cdc spec"
+            )
+        if self.inputs is not None:
+            object.__setattr__(self, "inputs", tuple(self.inputs))
+
+    @property
+    def static_inputs(self) -> tuple[str, ...]:
+        """Inputs known without running anything (an auto CDC flow's source table)."""
+        if self.cdc is not None and self.cdc.source_table is not None:
+            return (self.cdc.source_table,)
+        return ()
+
+
+# --------------------------------------------------------------------------- the pipeline file
+@dataclass(frozen=True)
+class PipelineDefaults:
+    """``defaults:`` of the pipeline file; durations in seconds."""
+
+    trigger_interval: float | None = None
+    freshness: float | None = None
+    freshness_warn: float | None = None
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """``icetide-pipeline.yml`` (SDP's ``spark-pipeline.yml`` keys plus ``sources``/``defaults``).
+
+    ``libraries`` are glob patterns relative to the spec file's folder; empty means
+    every ``*.py`` of that folder. ``sources`` maps a source name to its settings
+    (``{type: kafka, topic: clicktopic}``), interpreted by :mod:`icetide.sources`.
+    """
+
+    name: str
+    path: Path | None = None
+    catalog: str | None = None
+    database: str | None = None
+    storage: str | None = None
+    libraries: tuple[str, ...] = ()
+    configuration: Mapping[str, str] = field(default_factory=dict, hash=False)
+    sources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
+    defaults: PipelineDefaults = PipelineDefaults()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "configuration", _frozen_map(self.configuration))
+        object.__setattr__(
+            self, "sources", MappingProxyType({k: _frozen_map(v) for k, v in self.sources.items()})
+        )
+        origin = str(self.path) if self.path is not None else "pipeline spec"
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise PipelineError(f"{origin}: 'name' must be a non-empty string, e.g. clickstream")
+        for key, value in (("catalog", self.catalog), ("database", self.database)):
+            if value is not None:
+                check_identifier(value, f"{origin}: '{key}'")
+        for src_name, settings in self.sources.items():
+            check_identifier(src_name, f"{origin}: source name")
+            if not isinstance(settings.get("type"), str) or not settings["type"]:
+                raise PipelineError(
+                    f"{origin}: source '{src_name}' needs a 'type', e.g. {{type: kafka, topic: t}}"
+                )
+
+    @property
+    def root(self) -> Path:
+        """The folder the library globs are relative to."""
+        return self.path.parent if self.path is not None else Path.cwd()

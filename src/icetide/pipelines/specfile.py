@@ -1,0 +1,188 @@
+"""Reading ``icetide-pipeline.yml`` (or SDP's ``spark-pipeline.yml``) into a PipelineSpec.
+
+The file takes SDP's keys — ``name``, ``catalog``, ``database`` (alias ``schema``),
+``storage``, ``configuration``, ``libraries`` — plus icetide's ``sources`` and
+``defaults``. Unknown keys are errors naming the file and the key::
+
+    name: clickstream
+    catalog: lake
+    database: ods_behavior
+    libraries:
+      - glob:
+          include: transformations/**
+      - extra_definitions.py          # shorthand for {glob: {include: ...}}
+    configuration:
+      spark.sql.shuffle.partitions: "4"
+    sources:
+      clicks: {type: kafka, topic: clicktopic}
+      shop: {type: mysql, database: user_db, include: [user_db.products]}
+    defaults:
+      trigger_interval: 5s
+      freshness: 1 minute
+      freshness_warn: 30 seconds
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from icetide.errors import PipelineError
+from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, parse_seconds
+
+SPEC_FILE_NAMES = (
+    "icetide-pipeline.yml",
+    "icetide-pipeline.yaml",
+    "spark-pipeline.yml",
+    "spark-pipeline.yaml",
+)
+TOP_LEVEL_KEYS = (
+    "name", "catalog", "database", "schema", "storage", "libraries", "configuration",
+    "sources", "defaults",
+)
+DEFAULTS_KEYS = ("trigger_interval", "freshness", "freshness_warn")
+
+
+def find_spec_file(path: str | Path) -> Path:
+    """The spec file itself, or the one spec file inside folder ``path``."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    if not p.is_dir():
+        raise PipelineError(
+            f"pipeline path {str(p)!r} does not exist: pass a pipeline folder or its "
+            f"{SPEC_FILE_NAMES[0]}"
+        )
+    found = [p / n for n in SPEC_FILE_NAMES if (p / n).is_file()]
+    if not found:
+        raise PipelineError(
+            f"{p}: no pipeline spec file: create {SPEC_FILE_NAMES[0]} (also accepted: "
+            f"{', '.join(SPEC_FILE_NAMES[1:])})"
+        )
+    if len(found) > 1:
+        names = ", ".join(f.name for f in found)
+        raise PipelineError(f"{p}: several pipeline spec files ({names}): keep exactly one")
+    return found[0]
+
+
+def read_spec_file(path: str | Path) -> PipelineSpec:
+    """Parse and validate a pipeline spec file."""
+    file = find_spec_file(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"{file}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise PipelineError(f"{file}: expected a mapping with at least 'name:', got {data!r}")
+    return spec_from_mapping(data, file)
+
+
+def _check_keys(data: Mapping[str, Any], allowed: tuple[str, ...], origin: str) -> None:
+    for key in data:
+        if key not in allowed:
+            raise PipelineError(
+                f"{origin}: unknown key '{key}' (check the spelling; allowed: "
+                f"{', '.join(allowed)})"
+            )
+
+
+def spec_from_mapping(data: Mapping[str, Any], file: Path | None = None) -> PipelineSpec:
+    """Build a PipelineSpec from the parsed YAML mapping of ``file``."""
+    origin = str(file) if file is not None else "pipeline spec"
+    _check_keys(data, TOP_LEVEL_KEYS, origin)
+    if "name" not in data:
+        raise PipelineError(f"{origin}: missing required key 'name' (e.g. name: clickstream)")
+    if "database" in data and "schema" in data:
+        raise PipelineError(f"{origin}: 'database' and 'schema' are the same setting: keep one")
+    for key in ("name", "catalog", "database", "schema", "storage"):
+        if key in data and data[key] is not None and not isinstance(data[key], str):
+            raise PipelineError(f"{origin}: '{key}' must be a string, got {data[key]!r}")
+    return PipelineSpec(
+        name=data["name"],
+        path=file.resolve() if file is not None else None,
+        catalog=data.get("catalog"),
+        database=data.get("database", data.get("schema")),
+        storage=data.get("storage"),
+        libraries=_libraries(data.get("libraries"), origin),
+        configuration=_configuration(data.get("configuration"), origin),
+        sources=_sources(data.get("sources"), origin),
+        defaults=_defaults(data.get("defaults"), origin),
+    )
+
+
+def _libraries(value: Any, origin: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise PipelineError(f"{origin}: 'libraries' must be a list of {{glob: {{include: ...}}}}")
+    out = []
+    for i, entry in enumerate(value):
+        where = f"{origin}: libraries[{i}]"
+        if isinstance(entry, str) and entry:
+            out.append(entry)
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("glob"), dict):
+            raise PipelineError(
+                f"{where}: {entry!r} must be {{glob: {{include: 'transformations/**'}}}} "
+                "or a path string"
+            )
+        _check_keys(entry, ("glob",), where)
+        _check_keys(entry["glob"], ("include",), f"{where}.glob")
+        include = entry["glob"].get("include")
+        if not isinstance(include, str) or not include:
+            raise PipelineError(f"{where}.glob.include must be a glob string, got {include!r}")
+        out.append(include)
+    return tuple(out)
+
+
+def _configuration(value: Any, origin: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(f"{origin}: 'configuration' must be a mapping of Spark conf -> value")
+    out = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            item = "true" if item else "false"
+        if not isinstance(key, str) or not isinstance(item, str | int | float):
+            raise PipelineError(
+                f"{origin}: configuration '{key}': {item!r} must be a string (quote it)"
+            )
+        out[key] = str(item)
+    return out
+
+
+def _sources(value: Any, origin: str) -> dict[str, dict[str, Any]]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(f"{origin}: 'sources' must map a name to {{type: ..., ...}}")
+    out = {}
+    for name, settings in value.items():
+        if not isinstance(settings, dict):
+            raise PipelineError(
+                f"{origin}: sources.{name} must be a mapping like {{type: kafka, topic: t}}"
+            )
+        out[str(name)] = dict(settings)
+    return out
+
+
+def _defaults(value: Any, origin: str) -> PipelineDefaults:
+    if value is None:
+        return PipelineDefaults()
+    if not isinstance(value, dict):
+        raise PipelineError(f"{origin}: 'defaults' must be a mapping, e.g. {{freshness: 1 minute}}")
+    _check_keys(value, DEFAULTS_KEYS, f"{origin}: defaults")
+    try:
+        secs = {k: parse_seconds(value.get(k), f"defaults.{k}") for k in DEFAULTS_KEYS}
+    except PipelineError as exc:
+        raise PipelineError(f"{origin}: {exc}") from None
+    if secs["freshness"] and secs["freshness_warn"] and secs["freshness_warn"] >= secs["freshness"]:
+        raise PipelineError(
+            f"{origin}: defaults.freshness_warn ({secs['freshness_warn']:g}s) must be below "
+            f"defaults.freshness ({secs['freshness']:g}s)"
+        )
+    return PipelineDefaults(**secs)

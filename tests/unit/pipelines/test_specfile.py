@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from icetide.errors import PipelineError
+from icetide.pipelines.specfile import find_spec_file, read_spec_file
+
+FULL = """
+name: clickstream
+catalog: lake
+database: ods_behavior
+storage: /tmp/ignored
+libraries:
+  - glob:
+      include: transformations/**
+  - extra.py
+configuration:
+  spark.sql.shuffle.partitions: 4
+  spark.sql.ansi.enabled: true
+  some.string: "x"
+sources:
+  clicks: {type: kafka, topic: clicktopic}
+  shop: {type: mysql, database: user_db, include: [user_db.products]}
+defaults:
+  trigger_interval: 5s
+  freshness: 1 minute
+  freshness_warn: 30 seconds
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "icetide-pipeline.yml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_full_spec(tmp_path: Path) -> None:
+    spec = read_spec_file(_write(tmp_path, FULL))
+    assert spec.name == "clickstream"
+    assert (spec.catalog, spec.database, spec.storage) == ("lake", "ods_behavior", "/tmp/ignored")
+    assert spec.libraries == ("transformations/**", "extra.py")
+    assert dict(spec.configuration) == {
+        "spark.sql.shuffle.partitions": "4", "spark.sql.ansi.enabled": "true", "some.string": "x",
+    }
+    assert dict(spec.sources["clicks"]) == {"type": "kafka", "topic": "clicktopic"}
+    assert spec.sources["shop"]["include"] == ["user_db.products"]
+    assert (spec.defaults.trigger_interval, spec.defaults.freshness,
+            spec.defaults.freshness_warn) == (5.0, 60.0, 30.0)
+    assert spec.path == (tmp_path / "icetide-pipeline.yml").resolve()
+    assert spec.root == tmp_path.resolve()
+
+
+def test_minimal_spec_and_schema_alias(tmp_path: Path) -> None:
+    spec = read_spec_file(_write(tmp_path, "name: p\nschema: ods\n"))
+    assert spec.database == "ods"
+    assert spec.libraries == () and dict(spec.configuration) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: p\nfreshnes: 1s\n", "unknown key 'freshnes'"),
+        ("name: p\ndefaults: {trigger: 1s}\n", "defaults: unknown key 'trigger'"),
+        ("name: p\nlibraries: [{glob: {include: a, exclude: b}}]\n", "unknown key 'exclude'"),
+        ("name: p\nlibraries: [{file: a}]\n", r"libraries\[0\]"),
+        ("name: p\nlibraries: a.py\n", "must be a list"),
+        ("catalog: lake\n", "missing required key 'name'"),
+        ("name: p\ndatabase: a\nschema: b\n", "same setting"),
+        ("name: p\nsources: {clicks: {topic: t}}\n", "needs a 'type'"),
+        ("name: p\nsources: {clicks: kafka}\n", "must be a mapping"),
+        ("name: p\ndefaults: {freshness: 10s, freshness_warn: 20s}\n", "must be below"),
+        ("name: p\ndefaults: {freshness: soon}\n", "defaults.freshness='soon'"),
+        ("name: p\nconfiguration: {a: [1]}\n", "must be a string"),
+        ("name: [p]\n", "'name' must be a string"),
+        ("- a\n", "expected a mapping"),
+        ("name: p\n  bad: : yaml\n", "not valid YAML"),
+    ],
+)
+def test_spec_errors_name_the_file(tmp_path: Path, text: str, message: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(PipelineError, match=message) as info:
+        read_spec_file(path)
+    assert str(path) in str(info.value)
+
+
+def test_find_spec_file(tmp_path: Path) -> None:
+    with pytest.raises(PipelineError, match=r"no pipeline spec file: create icetide-pipeline\.yml"):
+        find_spec_file(tmp_path)
+    spark = _write(tmp_path, "name: p\n", "spark-pipeline.yml")
+    assert find_spec_file(tmp_path) == spark
+    _write(tmp_path, "name: p\n")
+    with pytest.raises(PipelineError, match="several pipeline spec files"):
+        find_spec_file(tmp_path)
+    assert find_spec_file(spark) == spark
+    with pytest.raises(PipelineError, match="does not exist"):
+        find_spec_file(tmp_path / "missing")
