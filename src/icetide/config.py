@@ -64,7 +64,7 @@ class SparkConfig(_Section):
 
 
 class CatalogConfig(_Section):
-    """The one shared Iceberg catalog. ``hadoop`` (embedded default), ``jdbc``, ``rest``, ``hive``."""
+    """The shared Iceberg catalog: ``hadoop`` (embedded default), ``jdbc``, ``rest``, ``hive``."""
 
     name: str = "lake"
     type: Literal["hadoop", "jdbc", "rest", "hive"] = "hadoop"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Run the whole test suite (unit + integration on real Spark, broker, MariaDB, PostgreSQL).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+export ICETIDE_JAR_CACHE=${ICETIDE_JAR_CACHE:-$HOME/.cache/icetide/jars}
+"$VENV/bin/ruff" check --quiet src tests examples benchmarks
+"$VENV/bin/mypy" --no-error-summary
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

@@ -1,0 +1,97 @@
+"""The batch context: what a flow's transform sees while one micro-batch runs.
+
+The loop plans a range per source, then calls the transform with a ``BatchContext``.
+The transform reads its sources (``ctx.read_source``), reads current table snapshots
+(``ctx.table``) and may emit rows to side tables (``ctx.emit``: dead letters). User
+code written against the pipeline API reaches the same object through
+:func:`current_batch`, which the loop binds for the duration of the transform.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from icetide.errors import PipelineError
+from icetide.sources.base import BatchRange, Source
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+_CURRENT: contextvars.ContextVar[BatchContext] = contextvars.ContextVar("icetide_batch")
+
+
+@dataclass
+class BatchContext:
+    """One micro-batch of one flow."""
+
+    spark: SparkSession
+    flow: str
+    catalog: str
+    sources: Mapping[str, Source]
+    batches: Mapping[str, BatchRange]
+    config: Mapping[str, Any] = field(default_factory=dict)
+    #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    side_outputs: dict[str, DataFrame] = field(default_factory=dict)
+    _cache: dict[str, DataFrame] = field(default_factory=dict)
+
+    def qualify(self, name: str) -> str:
+        """``db.table`` → ``catalog.db.table`` (already-qualified names pass through)."""
+        return name if name.count(".") >= 2 else f"{self.catalog}.{name}"
+
+    def read_source(self, name: str) -> DataFrame:
+        """The rows of this batch's range of a source (by name or key), read once and cached."""
+        key = self.aliases.get(name, name)
+        if key not in self.sources:
+            known = ", ".join(sorted(self.sources)) or "none"
+            raise PipelineError(
+                f"flow {self.flow!r} reads source {name!r} which it did not declare "
+                f"(declared: {known}); declare it under `sources:` in icetide-pipeline.yml"
+            )
+        if key not in self._cache:
+            from pyspark import StorageLevel
+
+            df = self.sources[key].read(self.spark, self.batches[key])
+            self._cache[key] = df.persist(StorageLevel.MEMORY_AND_DISK)
+        return self._cache[key]
+
+    def table(self, name: str) -> DataFrame:
+        """The current snapshot of a lake table (a dimension lookup as of now)."""
+        return self.spark.table(self.qualify(name))
+
+    def emit(self, table: str, df: DataFrame) -> None:
+        """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch."""
+        ident = self.qualify(table)
+        prior = self.side_outputs.get(ident)
+        self.side_outputs[ident] = df if prior is None else prior.unionByName(df)
+
+    def release(self) -> None:
+        """Drop cached source reads."""
+        for df in self._cache.values():
+            df.unpersist()
+        self._cache.clear()
+
+
+def current_batch() -> BatchContext:
+    """The batch being processed; raises outside a running flow."""
+    try:
+        return _CURRENT.get()
+    except LookupError:
+        raise PipelineError(
+            "no micro-batch is running: source reads and dp.read() only work inside a flow "
+            "function executed by `icetide run`"
+        ) from None
+
+
+@contextmanager
+def bound(ctx: BatchContext) -> Iterator[BatchContext]:
+    """Bind ``ctx`` as the current batch for the duration of the block."""
+    token = _CURRENT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CURRENT.reset(token)

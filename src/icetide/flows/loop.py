@@ -1,0 +1,249 @@
+"""The one generic exactly-once flow loop.
+
+A flow is a function from a source position to a commit:
+
+1. read the flow's newest marker from the target's snapshot ancestors → ``start``;
+2. plan the next batch per source from ``start`` (or re-plan a half-committed one);
+3. transform it with Spark (clean, validate → dead letters, join dimensions...);
+4. commit side tables, then the target, each with the marker ``(start, end)``;
+5. repeat (continuous) or stop (``once``).
+
+A crash anywhere leaves the old position in the target, so the batch is planned again;
+side tables that already hold it are skipped (see :mod:`icetide.flows.markers`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from threading import Event
+from typing import TYPE_CHECKING, Any, Protocol
+
+from icetide.errors import IcetideError
+from icetide.flows import commit
+from icetide.flows.context import BatchContext, bound
+from icetide.flows.markers import Marker, same_position
+from icetide.sources.base import BatchRange, Source
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+Transform = Callable[[BatchContext], "DataFrame"]
+
+
+class Sink(Protocol):
+    """How a batch's rows land in the target, in exactly one commit carrying ``props``."""
+
+    def write(
+        self, spark: SparkSession, df: DataFrame, target: str, props: Mapping[str, str]
+    ) -> None:
+        """Write ``df`` to ``target``; the commit's summary must hold ``props``."""
+
+
+class AppendSink:
+    """Append-only targets (facts, dead letters, changelogs)."""
+
+    def write(
+        self, spark: SparkSession, df: DataFrame, target: str, props: Mapping[str, str]
+    ) -> None:
+        commit.append(df, target, props)
+
+
+@dataclass(frozen=True)
+class Flow:
+    """Everything the loop needs to run one flow."""
+
+    name: str
+    target: str  # catalog-qualified identifier
+    sources: Mapping[str, Source]
+    transform: Transform
+    sink: Sink = field(default_factory=AppendSink)
+    side_tables: tuple[str, ...] = ()
+    event_time_column: str | None = None
+    max_records: int | None = None
+    catalog: str = "lake"
+    config: Mapping[str, Any] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What one committed batch did."""
+
+    flow: str
+    start: Mapping[str, Any]
+    end: Mapping[str, Any]
+    rows: int
+    rows_in: int
+    dlq_rows: int
+    max_event_time_ms: int | None
+    seconds: float
+    caught_up: bool
+
+
+class FlowLoop:
+    """Runs one flow: ``run_batch`` once, ``run_until_caught_up``, or ``run_forever``."""
+
+    def __init__(self, spark: SparkSession, flow: Flow) -> None:
+        self.spark = spark
+        self.flow = flow
+
+    # -- positions -------------------------------------------------------------------
+    def committed_start(self) -> dict[str, Any]:
+        """Where the next batch starts: the target's marker, else each source's beginning."""
+        marker = commit.last_marker(self.spark, self.flow.target, self.flow.name)
+        done = dict(marker.end) if marker else {}
+        return {
+            key: done[key] if key in done else src.initial_position()
+            for key, src in self.flow.sources.items()
+        }
+
+    def pending_side_batch(
+        self, start: Mapping[str, Any]
+    ) -> tuple[dict[str, Any] | None, set[str]]:
+        """A batch some side table committed but the target did not: its end and those tables."""
+        pending_end: dict[str, Any] | None = None
+        done: set[str] = set()
+        for side in self.flow.side_tables:
+            if not self.spark.catalog.tableExists(side):
+                continue
+            marker = commit.last_marker(self.spark, side, self.flow.name)
+            if (marker and same_position(marker.start, start)
+                    and not same_position(marker.end, start)):
+                pending_end = dict(marker.end)
+                done.add(side)
+        return pending_end, done
+
+    def plan(
+        self, start: Mapping[str, Any], pending_end: Mapping[str, Any] | None
+    ) -> dict[str, BatchRange] | None:
+        """One range per source, or ``None`` when no source has anything new."""
+        batches: dict[str, BatchRange] = {}
+        for key, src in self.flow.sources.items():
+            if pending_end is not None:
+                batches[key] = src.plan_to(start[key], pending_end.get(key, start[key]))
+                continue
+            planned = src.plan(start[key], self.flow.max_records)
+            batches[key] = planned or src.plan_to(start[key], start[key])
+        if pending_end is None and all(b.records == 0 for b in batches.values()):
+            return None
+        return batches
+
+    # -- one batch -------------------------------------------------------------------
+    def run_batch(self) -> BatchResult | None:
+        """Plan, transform and commit one batch; ``None`` when there was nothing to do."""
+        began = time.monotonic()
+        start = self.committed_start()
+        pending_end, sides_done = self.pending_side_batch(start)
+        if pending_end is not None:
+            log.info("flow %s: finishing half-committed batch %s → %s",
+                     self.flow.name, start, pending_end)
+        batches = self.plan(start, pending_end)
+        if batches is None:
+            return None
+        end = {key: b.end for key, b in batches.items()}
+        ctx = BatchContext(self.spark, self.flow.name, self.flow.catalog, self.flow.sources,
+                           batches, self.flow.config, self.flow.aliases)
+        try:
+            with bound(ctx):
+                out = self.flow.transform(ctx)
+            return self._commit(ctx, out, start, end, sides_done, began)
+        finally:
+            ctx.release()
+
+    def _commit(self, ctx: BatchContext, out: DataFrame, start: Mapping[str, Any],
+                end: Mapping[str, Any], sides_done: set[str], began: float) -> BatchResult:
+        from pyspark import StorageLevel
+
+        rows_in = sum(b.records for b in ctx.batches.values())
+        out = out.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            rows, max_event = self._stats(out)
+            dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
+            marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
+                            dlq_rows=dlq_rows, max_event_time_ms=max_event,
+                            batch_ms=int((time.monotonic() - began) * 1000),
+                            committed_at_ms=int(time.time() * 1000))
+            self.flow.sink.write(self.spark, out, self.flow.target, marker.to_summary())
+        finally:
+            out.unpersist()
+        seconds = time.monotonic() - began
+        cap = self.flow.max_records
+        caught_up = cap is None or all(b.records < cap for b in ctx.batches.values())
+        log.info("flow %s: committed %d rows (%d in, %d dead letters) in %.2fs",
+                 self.flow.name, rows, rows_in, dlq_rows, seconds)
+        return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
+                           seconds, caught_up)
+
+    def _stats(self, out: DataFrame) -> tuple[int, int | None]:
+        from pyspark.sql import functions as F
+
+        col = self.flow.event_time_column
+        if col is None:
+            return out.count(), None
+        row = out.agg(F.count(F.lit(1)).alias("n"),
+                      F.max(F.col(col)).alias("m")).collect()[0]
+        newest = row["m"]
+        return int(row["n"]), (int(newest.timestamp() * 1000) if newest is not None else None)
+
+    def _write_sides(self, ctx: BatchContext, start: Mapping[str, Any], end: Mapping[str, Any],
+                     sides_done: set[str], rows_in: int) -> int:
+        total = 0
+        for ident, df in ctx.side_outputs.items():
+            if ident not in self.flow.side_tables:
+                raise IcetideError(
+                    f"flow {self.flow.name!r} emitted rows to {ident!r}, which is not one of its "
+                    f"side tables {list(self.flow.side_tables)}; declare it (e.g. dead_letter=...)"
+                )
+            df = df.persist()
+            try:
+                n = df.count()
+                total += n
+                if n and ident not in sides_done:
+                    marker = Marker(self.flow.name, start, end, rows=n, rows_in=rows_in,
+                                    committed_at_ms=int(time.time() * 1000))
+                    commit.append(df, ident, marker.to_summary())
+            finally:
+                df.unpersist()
+        return total
+
+    # -- driving ---------------------------------------------------------------------
+    def run_until_caught_up(self, max_batches: int | None = None) -> list[BatchResult]:
+        """``--once``: process what is available now, commit, return."""
+        results: list[BatchResult] = []
+        while max_batches is None or len(results) < max_batches:
+            result = self.run_batch()
+            if result is None:
+                break
+            results.append(result)
+            if result.caught_up:
+                break
+        return results
+
+    def run_forever(self, trigger_interval: float, stop: Event,
+                    on_batch: Callable[[BatchResult], None] | None = None) -> None:
+        """Continuous mode: a batch every ``trigger_interval`` seconds until ``stop`` is set."""
+        failures = 0
+        while not stop.is_set():
+            began = time.monotonic()
+            try:
+                result = self.run_batch()
+                failures = 0
+            except IcetideError:
+                raise
+            except Exception:
+                failures += 1
+                delay = min(2.0 ** failures, 60.0)
+                log.exception("flow %s: batch failed (attempt %d); retrying in %.0fs",
+                              self.flow.name, failures, delay)
+                stop.wait(delay)
+                continue
+            if result is not None and on_batch is not None:
+                on_batch(result)
+            if result is not None and not result.caught_up:
+                continue  # behind: next batch immediately
+            stop.wait(max(0.0, trigger_interval - (time.monotonic() - began)))

@@ -1,0 +1,114 @@
+"""Exactly-once markers carried in Iceberg snapshot summaries (pure, no JVM).
+
+Every commit a flow makes — to its target and to its side tables (dead letters,
+changelog) — carries the same marker::
+
+    icetide.flow        flow name
+    icetide.start       JSON {source_key: position} the batch started at
+    icetide.pos         JSON {source_key: position} the batch ended at (next start)
+    icetide.rows        rows written to this table by the batch
+    icetide.rows-in     rows read from the sources
+    icetide.dlq-rows    rows sent to the dead-letter table
+    icetide.max-event-time   newest event time reflected, epoch ms (freshness)
+    icetide.batch-ms    wall time of the batch
+    icetide.committed-at     epoch ms at commit time (driver clock)
+
+Resuming reads the newest marker of the flow among the target's snapshot ancestors:
+its ``pos`` is the next batch's ``start``. A side table whose newest marker has
+``start`` equal to that ``pos`` holds a batch the target has not committed yet (the
+process died between the two commits); the loop then re-plans exactly that range and
+skips the side table, so nothing is written twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+PREFIX = "icetide."
+FLOW = PREFIX + "flow"
+START = PREFIX + "start"
+POS = PREFIX + "pos"
+ROWS = PREFIX + "rows"
+ROWS_IN = PREFIX + "rows-in"
+DLQ_ROWS = PREFIX + "dlq-rows"
+MAX_EVENT_TIME = PREFIX + "max-event-time"
+BATCH_MS = PREFIX + "batch-ms"
+COMMITTED_AT = PREFIX + "committed-at"
+_KNOWN = frozenset({FLOW, START, POS, ROWS, ROWS_IN, DLQ_ROWS, MAX_EVENT_TIME, BATCH_MS,
+                    COMMITTED_AT})
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON (sorted keys) so equal positions compare equal as text."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One flow commit's marker as stored in a snapshot summary."""
+
+    flow: str
+    start: Mapping[str, Any]
+    end: Mapping[str, Any]
+    rows: int = 0
+    rows_in: int = 0
+    dlq_rows: int = 0
+    max_event_time_ms: int | None = None
+    batch_ms: int | None = None
+    committed_at_ms: int | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def to_summary(self) -> dict[str, str]:
+        """The snapshot-summary properties of this marker (all values are strings)."""
+        props = {
+            FLOW: self.flow,
+            START: dumps(self.start),
+            POS: dumps(self.end),
+            ROWS: str(self.rows),
+            ROWS_IN: str(self.rows_in),
+            DLQ_ROWS: str(self.dlq_rows),
+        }
+        if self.max_event_time_ms is not None:
+            props[MAX_EVENT_TIME] = str(self.max_event_time_ms)
+        if self.batch_ms is not None:
+            props[BATCH_MS] = str(self.batch_ms)
+        if self.committed_at_ms is not None:
+            props[COMMITTED_AT] = str(self.committed_at_ms)
+        props.update({PREFIX + k: v for k, v in self.extra.items()})
+        return props
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, str]) -> Marker | None:
+        """Parse a snapshot summary; ``None`` when it carries no icetide marker."""
+        flow = summary.get(FLOW)
+        if flow is None or POS not in summary:
+            return None
+        extra = {
+            k[len(PREFIX):]: v for k, v in summary.items()
+            if k.startswith(PREFIX) and k not in _KNOWN
+        }
+        return cls(
+            flow=flow,
+            start=orjson.loads(summary.get(START, "{}")),
+            end=orjson.loads(summary[POS]),
+            rows=int(summary.get(ROWS, "0")),
+            rows_in=int(summary.get(ROWS_IN, "0")),
+            dlq_rows=int(summary.get(DLQ_ROWS, "0")),
+            max_event_time_ms=_opt_int(summary.get(MAX_EVENT_TIME)),
+            batch_ms=_opt_int(summary.get(BATCH_MS)),
+            committed_at_ms=_opt_int(summary.get(COMMITTED_AT)),
+            extra=extra,
+        )
+
+
+def _opt_int(value: str | None) -> int | None:
+    return None if value in (None, "") else int(value)
+
+
+def same_position(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Positions are equal when their canonical JSON is equal."""
+    return dumps(a) == dumps(b)

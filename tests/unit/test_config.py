@@ -1,0 +1,86 @@
+"""Config: YAML → frozen model → env overlay; unknown keys and secrets in YAML rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from icetide.config import load_settings, parse_duration
+from icetide.errors import ConfigError
+
+
+def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(None, environ={})
+    assert s.spark.master == "local[*]"
+    assert s.catalog.type == "hadoop"
+    assert s.home == Path(".icetide")
+
+
+def test_yaml_then_env_overlay(tmp_path: Path) -> None:
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("spark:\n  master: spark://h:7077\nflows:\n  trigger_interval: 2s\n")
+    s = load_settings(cfg, environ={"ICETIDE_SPARK__APP_NAME": "x", "ICETIDE_HOME": "/tmp/h"})
+    assert s.spark.master == "spark://h:7077"
+    assert s.spark.app_name == "x"
+    assert s.flows.trigger_interval == 2.0
+    assert s.home == Path("/tmp/h")
+
+
+def test_env_overrides_yaml(tmp_path: Path) -> None:
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("kafka:\n  bootstrap: a:1\n")
+    s = load_settings(cfg, environ={"ICETIDE_KAFKA__BOOTSTRAP": "b:2"})
+    assert s.kafka.bootstrap == "b:2"
+
+
+def test_unknown_key_names_file_and_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("spark:\n  mastr: local\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, environ={})
+    assert str(cfg) in str(err.value) and "spark.mastr" in str(err.value)
+
+
+def test_secret_in_yaml_is_rejected_and_env_named(tmp_path: Path) -> None:
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("catalog:\n  type: jdbc\n  password: hunter2\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg, environ={})
+    assert "ICETIDE_CATALOG__PASSWORD" in str(err.value)
+    assert "hunter2" not in str(err.value)
+
+
+def test_secret_from_env_is_hidden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(None, environ={"ICETIDE_CATALOG__PASSWORD": "hunter2"})
+    assert s.catalog.password is not None
+    assert s.catalog.password.get_secret_value() == "hunter2"
+    assert "hunter2" not in repr(s)
+
+
+def test_missing_explicit_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.yaml", environ={})
+
+
+def test_settings_are_frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(None, environ={})
+    with pytest.raises(ValidationError):
+        s.spark.master = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("500ms", 0.5), ("10s", 10), ("2 minutes", 120), ("1h", 3600), ("3", 3), (1.5, 1.5)],
+)
+def test_parse_duration(text: str | float, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_parse_duration_error_names_value() -> None:
+    with pytest.raises(ConfigError, match="'soon'"):
+        parse_duration("soon")
