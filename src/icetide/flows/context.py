@@ -37,6 +37,8 @@ class BatchContext:
     #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
     aliases: Mapping[str, str] = field(default_factory=dict)
     side_outputs: dict[str, DataFrame] = field(default_factory=dict)
+    #: source keys the transform read (discovery uses this to learn a flow's inputs)
+    accessed: set[str] = field(default_factory=set)
     _cache: dict[str, DataFrame] = field(default_factory=dict)
 
     def qualify(self, name: str) -> str:
@@ -52,6 +54,7 @@ class BatchContext:
                 f"flow {self.flow!r} reads source {name!r} which it did not declare "
                 f"(declared: {known}); declare it under `sources:` in icetide-pipeline.yml"
             )
+        self.accessed.add(key)
         if key not in self._cache:
             from pyspark import StorageLevel
 

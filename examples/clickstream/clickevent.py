@@ -1,0 +1,47 @@
+"""ODS: click events from Kafka → ``ods_behavior.clickevent`` (seed 001, steps 1–2).
+
+The seed's Flink job parses the JSON, looks products up ``FOR SYSTEM_TIME AS OF
+proctime`` and writes to Iceberg. Here each micro-batch parses with an explicit schema
+(anything that does not parse, or lacks uid/productId/updateTime, goes to
+``ods_behavior.clickevent_dlq`` with the reason), joins the newest snapshot of
+``dim_db.products`` (unknown productId keeps nulls) and appends, partitioned by the day
+of the event time.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from icetide import pipelines as dp
+from icetide.sources import kafka
+
+CLICK_SCHEMA = (
+    "cookieId string, expendTime int, webpageId int, uid string, productId string, "
+    "updateTime bigint"
+)
+
+
+@dp.table(
+    name="ods_behavior.clickevent",
+    comment="Click events (seed DataGen2) enriched with product name and price",
+    partition_cols=["days(eventTime)"],
+    freshness="10 seconds",
+)
+def clickevent() -> DataFrame:
+    clicks = kafka.read(
+        "clicks", schema=CLICK_SCHEMA, required=["uid", "productId", "updateTime"],
+        dead_letter="ods_behavior.clickevent_dlq",
+    )
+    products = dp.read("dim_db.products").select("productId", "name", "product_price")
+    event_time = F.timestamp_millis("updateTime")
+    return (
+        clicks.join(F.broadcast(products), "productId", "left")
+        .select(
+            "webpageId", "uid", "productId", "cookieId", "expendTime", "updateTime",
+            "name", "product_price",
+            event_time.alias("eventTime"),
+            F.date_format(event_time, "yyyyMMdd").alias("dt"),
+            "_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_ts",
+        )
+    )
