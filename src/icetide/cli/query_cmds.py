@@ -1,0 +1,197 @@
+"""``icetide sql``, ``icetide tables`` and ``icetide describe``.
+
+The integrator registers the click commands :data:`sql`, :data:`tables` and :data:`describe`
+in ``cli/main.py``. Commands print; the library code they call only logs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from icetide.cli.options import config_option, settings_from
+from icetide.config import Settings
+from icetide.errors import IcetideError
+from icetide.query import catalog_info
+from icetide.query.result import QueryResult
+from icetide.runtime.catalogs import pyiceberg_catalog
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = click.Choice(["table", "json", "csv"])
+
+
+def format_option(func: F) -> F:
+    """The ``--format table|json|csv`` option."""
+    return click.option(
+        "--format", "fmt", type=FORMATS, default="table", show_default=True,
+        help="Output format.",
+    )(func)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _spark_error(exc: Exception) -> str | None:
+    """The message of a Spark/py4j error, or None (pyspark is imported only if already loaded)."""
+    if "pyspark" not in sys.modules:
+        return None
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    if isinstance(exc, PySparkException):
+        return _first_line(exc)
+    if isinstance(exc, Py4JJavaError):
+        return _first_line(exc.java_exception)
+    return None
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn icetide and engine errors into one-line CLI errors (no traceback)."""
+    try:
+        yield
+    except IcetideError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except duckdb.Error as exc:
+        raise click.ClickException(f"DuckDB: {_first_line(exc)}") from exc
+    except Exception as exc:
+        message = _spark_error(exc)
+        if message is None:
+            raise
+        raise click.ClickException(f"Spark: {message}") from exc
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=str, sort_keys=True)
+    return str(value)
+
+
+def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str = "") -> None:
+    """Print rows as a rich table, a JSON array of objects or CSV with a header."""
+    if fmt == "json":
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        click.echo(json.dumps(records, default=str, indent=2))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([_cell(v) for v in row] for row in rows)
+    else:
+        table = Table(title=title or None, show_lines=False)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(_cell(v) for v in row))
+        Console().print(table)
+
+
+def _run(settings: Settings, query: str, engine: str, limit: int | None) -> QueryResult:
+    if engine == "duckdb":
+        from icetide.query.duckdb_path import run_duckdb
+
+        return run_duckdb(settings, query, limit)
+    from icetide.query.spark_sql import run_sql
+    from icetide.runtime.session import get_spark
+
+    return run_sql(get_spark(settings), query, limit)
+
+
+@click.command("sql")
+@click.argument("query")
+@format_option
+@click.option(
+    "--engine", type=click.Choice(["spark", "duckdb"]), default="spark", show_default=True,
+    help="spark: any statement, any catalog. duckdb: fast read-only SELECT, no JVM.",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=1000, show_default=True,
+    help="Print at most this many rows (0: all).",
+)
+@config_option
+def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None) -> None:
+    """Run QUERY (Spark SQL, or DuckDB SQL with --engine duckdb) and print the result.
+
+    Tables are named namespace.table (or catalog.namespace.table).
+    """
+    with cli_errors():
+        result = _run(settings_from(config_path), query, engine, limit or None)
+    emit(result.columns, result.rows, fmt)
+    if result.truncated:
+        click.echo(f"(showing the first {limit} rows; use --limit 0 for all)", err=True)
+
+
+@click.command("tables")
+@format_option
+@config_option
+def tables(fmt: str, config_path: Path | None) -> None:
+    """List the catalog's tables: rows, snapshot count and last commit time (UTC)."""
+    with cli_errors():
+        summaries = catalog_info.table_summaries(pyiceberg_catalog(settings_from(config_path)))
+    columns = ["table", "rows", "snapshots", "last_commit", "format_version"]
+    rows = [
+        (s.name, s.rows, s.snapshots, s.last_commit, s.format_version) for s in summaries
+    ]
+    emit(columns, rows, fmt)
+
+
+def _summary_text(summary: dict[str, Any]) -> str:
+    keys = sorted(summary, key=lambda k: (not k.startswith("icetide."), k))
+    return "\n".join(f"{k}={summary[k]}" for k in keys if k != "operation")
+
+
+def _print_description(info: dict[str, Any]) -> None:
+    console = Console()
+    console.print(f"[bold]{info['table']}[/bold]  format v{info['format_version']}")
+    console.print(f"location: {info['location']}", soft_wrap=True)
+    console.print(f"current snapshot: {info['current_snapshot_id']}  rows: {info['rows']}")
+    console.print(f"identifier fields: {', '.join(info['identifier_fields']) or '(none)'}")
+    schema = info["schema"]
+    emit(["id", "name", "type", "required", "doc"],
+         [(f["id"], f["name"], f["type"], f["required"], f["doc"]) for f in schema],
+         "table", "Schema")
+    spec = info["partition_spec"]
+    if spec:
+        emit(["name", "transform", "source"],
+             [(p["name"], p["transform"], p["source"]) for p in spec], "table", "Partition spec")
+    else:
+        console.print("partition spec: unpartitioned")
+    emit(["property", "value"], sorted(info["properties"].items()), "table", "Properties")
+    snaps = info["snapshots"]
+    emit(["committed_at", "snapshot_id", "operation", "summary"],
+         [(s["committed_at"], s["snapshot_id"], s["operation"], _summary_text(s["summary"]))
+          for s in snaps], "table", f"Last {len(snaps)} snapshots (newest first)")
+
+
+@click.command("describe")
+@click.argument("table")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+    help="Output format.",
+)
+@click.option("--snapshots", type=click.IntRange(min=0), default=5, show_default=True,
+              help="How many recent snapshots to show.")
+@config_option
+def describe(table: str, fmt: str, snapshots: int, config_path: Path | None) -> None:
+    """Show TABLE: schema with Iceberg types, partition spec, identifier fields,
+    properties and the latest snapshots with their summaries (incl. icetide.* keys)."""
+    with cli_errors():
+        ident, loaded = catalog_info.load(pyiceberg_catalog(settings_from(config_path)), table)
+        info = catalog_info.describe(ident, loaded, snapshots)
+    if fmt == "json":
+        click.echo(json.dumps(info, default=str, indent=2))
+    else:
+        _print_description(info)

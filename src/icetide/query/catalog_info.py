@@ -1,0 +1,167 @@
+"""Catalog metadata for the ``tables`` and ``describe`` commands, read without a JVM."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from icetide.errors import TableError
+from icetide.runtime.catalogs import Identifier, ReadCatalog
+
+log = logging.getLogger(__name__)
+
+
+def all_tables(catalog: ReadCatalog) -> list[Identifier]:
+    """Every table of every (nested) namespace, sorted."""
+    found: set[Identifier] = set()
+    seen: set[Identifier] = set()
+    pending: list[Identifier] = list(catalog.list_namespaces())
+    while pending:
+        namespace = tuple(pending.pop())
+        if namespace in seen:
+            continue
+        seen.add(namespace)
+        found.update(tuple(t) for t in catalog.list_tables(namespace))
+        children = (tuple(n) for n in catalog.list_namespaces(namespace))
+        pending.extend(n for n in children if n != namespace)
+    return sorted(found)
+
+
+def parse_identifier(text: str, catalog_name: str) -> Identifier:
+    """``ns.table``, ``lake.ns.table`` or ```ns`.`table``` → ``("ns", "table")``."""
+    parts = tuple(p.strip().strip("`\"") for p in text.split("."))
+    if len(parts) >= 3 and parts[0] == catalog_name:
+        parts = parts[1:]
+    if len(parts) < 2 or not all(parts):
+        raise TableError(
+            f"table name {text!r} is not namespace-qualified: write it as 'namespace.table' "
+            f"(list them with `icetide tables`)"
+        )
+    return parts
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    """One line of ``icetide tables``."""
+
+    name: str
+    rows: int | None  # None: unknown (equality deletes, or no snapshot summary)
+    snapshots: int
+    last_commit: str | None  # ISO-8601 UTC
+    format_version: int
+
+
+def live_rows(snapshot: Snapshot | None) -> int | None:
+    """Rows visible in ``snapshot``: records minus position deletes (exact without
+    equality deletes; ``None`` when those exist or the summary lacks the totals)."""
+    if snapshot is None:
+        return 0
+    summary = snapshot.summary
+    if summary is None:
+        return None
+    try:
+        records = int(summary["total-records"] or "")
+        pos = int(summary["total-position-deletes"] or "0")
+        eq = int(summary["total-equality-deletes"] or "0")
+    except ValueError:
+        return None
+    return None if eq else records - pos
+
+
+def summarize(name: str, table: Table) -> TableSummary:
+    """The ``tables`` line of one table."""
+    meta = table.metadata
+    current = table.current_snapshot()
+    return TableSummary(
+        name=name,
+        rows=live_rows(current),
+        snapshots=len(meta.snapshots),
+        last_commit=_iso(current.timestamp_ms if current else meta.last_updated_ms),
+        format_version=int(meta.format_version),
+    )
+
+
+def table_summaries(catalog: ReadCatalog) -> list[TableSummary]:
+    """Summaries of all tables of ``catalog``."""
+    return [summarize(".".join(i), catalog.load_table(i)) for i in all_tables(catalog)]
+
+
+def _snapshot_info(snap: Snapshot) -> dict[str, Any]:
+    summary = snap.summary
+    return {
+        "snapshot_id": snap.snapshot_id,
+        "parent_id": snap.parent_snapshot_id,
+        "committed_at": _iso(snap.timestamp_ms),
+        "operation": summary.operation.value if summary is not None else None,
+        "summary": dict(summary.model_dump()) if summary is not None else {},
+    }
+
+
+def _schema_info(table: Table) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f.field_id,
+            "name": f.name,
+            "type": str(f.field_type),
+            "required": f.required,
+            "doc": f.doc,
+        }
+        for f in table.schema().fields
+    ]
+
+
+def _partition_info(table: Table) -> list[dict[str, Any]]:
+    schema = table.schema()
+    return [
+        {
+            "name": f.name,
+            "transform": str(f.transform),
+            "source": schema.find_column_name(f.source_id),
+        }
+        for f in table.spec().fields
+    ]
+
+
+def describe(name: Identifier, table: Table, snapshots: int = 5) -> dict[str, Any]:
+    """Everything ``icetide describe`` shows, as JSON-friendly data (newest snapshots first)."""
+    meta = table.metadata
+    recent = sorted(meta.snapshots, key=lambda s: s.timestamp_ms, reverse=True)[:snapshots]
+    current = table.current_snapshot()
+    return {
+        "table": ".".join(name),
+        "location": meta.location,
+        "metadata_location": table.metadata_location,
+        "format_version": int(meta.format_version),
+        "current_snapshot_id": current.snapshot_id if current else None,
+        "rows": live_rows(current),
+        "schema": _schema_info(table),
+        "partition_spec": _partition_info(table),
+        "sort_order": [str(f) for f in table.sort_order().fields],
+        "identifier_fields": sorted(table.schema().identifier_field_names()),
+        "properties": dict(sorted(table.properties.items())),
+        "snapshots": [_snapshot_info(s) for s in recent],
+    }
+
+
+def load(catalog: ReadCatalog, text: str) -> tuple[Identifier, Table]:
+    """Parse ``text`` and load that table, with a helpful error when it does not exist."""
+    ident = parse_identifier(text, catalog.name)
+    try:
+        return ident, catalog.load_table(ident)
+    except (NoSuchTableError, NoSuchNamespaceError) as exc:
+        raise TableError(
+            f"table {'.'.join(ident)!r} does not exist in catalog {catalog.name!r}: "
+            "check the name with `icetide tables`"
+        ) from exc

@@ -1,0 +1,100 @@
+"""``sql``, ``tables`` and ``describe`` through click, on the session's real Spark and lake."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from pyspark.sql import SparkSession
+
+from icetide.cli.query_cmds import describe, sql, tables
+from icetide.config import Settings
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def config(
+    spark: SparkSession, icetide_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """A config file that loads to exactly the session's settings, and a small table."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS cli")
+    spark.sql("CREATE TABLE IF NOT EXISTS cli.events (id BIGINT, kind STRING) USING iceberg")
+    spark.sql("INSERT INTO cli.events VALUES (1, 'view'), (2, 'click'), (3, 'view')")
+    path = tmp_path_factory.mktemp("cli") / "icetide.yaml"
+    path.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json", exclude_none=True)))
+    return str(path)
+
+
+def _invoke(command: object, *args: str) -> str:
+    result = CliRunner().invoke(command, list(args))  # type: ignore[arg-type]
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_help_of_every_command() -> None:
+    for command in (sql, tables, describe):
+        assert "--config" in _invoke(command, "--help")
+    assert "--engine" in _invoke(sql, "--help")
+
+
+def test_sql_on_spark_as_json(config: str) -> None:
+    out = _invoke(sql, "SELECT kind, count(*) AS n FROM cli.events GROUP BY kind ORDER BY kind",
+                  "--format", "json", "--config", config)
+    assert json.loads(out) == [{"kind": "click", "n": 1}, {"kind": "view", "n": 2}]
+
+
+def test_sql_on_duckdb_as_csv(config: str) -> None:
+    out = _invoke(sql, "SELECT id, kind FROM lake.cli.events ORDER BY id", "--engine", "duckdb",
+                  "--format", "csv", "--config", config)
+    assert list(csv.reader(io.StringIO(out))) == [
+        ["id", "kind"], ["1", "view"], ["2", "click"], ["3", "view"],
+    ]
+
+
+def test_sql_table_format_and_limit(config: str) -> None:
+    result = CliRunner().invoke(
+        sql, ["SELECT * FROM cli.events ORDER BY id", "--limit", "2", "--config", config]
+    )
+    assert result.exit_code == 0, result.output
+    assert "click" in result.output and "│" in result.output
+    assert "showing the first 2 rows" in result.output
+
+
+def test_sql_errors_are_one_line(config: str) -> None:
+    for engine in ("spark", "duckdb"):
+        result = CliRunner().invoke(
+            sql, ["SELECT * FROM cli.nope", "--engine", engine, "--config", config]
+        )
+        assert result.exit_code == 1
+        assert result.output.startswith("Error: ")
+        assert "nope" in result.output.lower() and "Traceback" not in result.output
+
+
+def test_tables_lists_rows_and_snapshots(config: str) -> None:
+    listed = {t["table"]: t for t in json.loads(_invoke(tables, "--format", "json",
+                                                        "--config", config))}
+    events = listed["cli.events"]
+    assert events["rows"] == 3 and events["snapshots"] == 1 and events["last_commit"]
+    assert "cli.events" in _invoke(tables, "--config", config)
+
+
+def test_describe(config: str) -> None:
+    info = json.loads(_invoke(describe, "cli.events", "--format", "json", "--config", config))
+    assert [(f["name"], f["type"]) for f in info["schema"]] == [("id", "long"), ("kind", "string")]
+    assert info["snapshots"][0]["summary"]["added-records"] == "3"
+    text = _invoke(describe, "lake.cli.events", "--config", config)
+    for part in ("Schema", "unpartitioned", "Properties", "snapshots", "added-records=3"):
+        assert part in text
+    missing = CliRunner().invoke(describe, ["cli.missing", "--config", config])
+    assert missing.exit_code == 1 and "icetide tables" in missing.output
+
+
+def test_config_file_must_exist(tmp_path: Path) -> None:
+    result = CliRunner().invoke(tables, ["--config", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 1 and "does not exist" in result.output
