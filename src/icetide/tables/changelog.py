@@ -1,0 +1,267 @@
+"""The changelog of a primary-key table: a companion append-only table (pure SQL).
+
+Why: Iceberg's ``create_changelog_view`` and ``.changes`` cannot read merge-on-read
+tables on Spark 3.5 ("Delete files are currently not supported in changelog scans"),
+and incremental reads skip overwrite/delete snapshots. So a primary-key table declared
+with ``changelog=True`` gets ``<table>__changelog``, written by icetide itself.
+
+Schema (one row per change, all columns optional)::
+
+    <key columns>   the row's primary key
+    before          STRUCT of all table columns: the stored row before the change
+    after           STRUCT of all table columns: the row after the change
+    _op             +I (before NULL) | -U, +U (a pair, both images set) | -D (after NULL)
+    _seq            BIGINT, strictly increasing within the changelog table
+    _source_pos     the batch's end position (JSON text), as in the commit marker
+    _commit_ts      TIMESTAMP the rows were computed at
+
+``-U`` and ``+U`` of one update carry the same two images, so a Flink-style consumer
+reads ``before`` for ``-U/-D`` and ``after`` for ``+I/+U``, and a delta consumer can read
+``+U`` rows alone. A downstream flow reads it as a source with ``op_column="_op"`` and
+``ordinal_column="_seq"`` after flattening the image
+(``CASE WHEN _op IN ('-U', '-D') THEN before ELSE after END``). ``_seq`` is numbered
+by one global ``row_number()`` (Spark logs "No Partition Defined for Window"): fine for
+near-real-time batches of changed keys.
+
+How: :func:`changelog_sql` runs *before* the MERGE. It left-joins the collapsed batch
+(the same SELECT the MERGE uses) with the current target rows on the key and renders
+the MERGE's own clauses (:class:`~icetide.tables.merge_sql.MergeActions`) as a CASE:
+``before`` = the stored row (NULL if absent), ``after`` = the row the MERGE will leave
+(NULL if it deletes, ``before`` if no clause applies). Rows whose ``after`` equals
+``before`` produce nothing, so changelog and table always agree.
+
+``_seq`` = ``seq_base + row_number()`` over the batch's changes ordered by key (``-U``
+before ``+U``). Use :func:`changelog_seq_base` with the changelog table's current last
+sequence number (single writer): ``(n + 1) << 32`` is what the next commit will carry
+in its high bits, so ``_seq`` grows across commits and is stable on a replay.
+
+Commit order (implemented by the flow loop; the changelog is a *side table* in
+:mod:`icetide.flows.markers` terms):
+
+1. register the batch view; run :func:`~icetide.tables.merge_sql.collapse_sql`,
+   persist it and register it as a temp view; refresh the target (no catalog cache);
+2. unless the changelog's newest marker of this flow already has ``start`` equal to the
+   target's committed ``pos`` (a previous attempt appended it, then died): compute
+   :func:`changelog_sql` from the collapsed view and *append it now* (an action) with the
+   marker ``(start, end)`` in the snapshot summary;
+3. run :func:`~icetide.tables.merge_sql.merge_sql` with ``collapsed_view`` inside
+   ``CommitMetadata.withCommitProperties`` with the same marker.
+
+A crash between 2 and 3 leaves the target at ``start``: the loop re-plans exactly
+``[start, end)`` (``Source.plan_to``), skips step 2 and runs the MERGE against the
+unchanged target, which produces exactly the rows the changelog announced. This needs a
+deterministic batch and a single writer per target (nothing else may change the target
+between 2 and 3). Never build the changelog DataFrame lazily and write it after the MERGE:
+it would then read the merged table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+from icetide.errors import TableError
+from icetide.tables.ddl import APPEND_TABLE_PROPERTIES
+from icetide.tables.merge_sql import EngineLike, MergeActions, MergeSpec, compile_merge
+from icetide.tables.sql import (
+    join_qualified,
+    quote_ident,
+    quote_qualified,
+    quote_table,
+    split_qualified,
+    sql_and,
+    sql_literal,
+    sql_string,
+)
+
+CHANGELOG_SUFFIX = "__changelog"
+BEFORE = "before"
+AFTER = "after"
+OP = "_op"
+SEQ = "_seq"
+SOURCE_POS = "_source_pos"
+COMMIT_TS = "_commit_ts"
+META_COLUMNS = (BEFORE, AFTER, OP, SEQ, SOURCE_POS, COMMIT_TS)
+CHANGELOG_PARTITIONING = ("days(_commit_ts)",)
+_POS = "__icetide_pos"
+
+q = quote_ident
+
+
+def changelog_table_name(table: str) -> str:
+    """``db.orders`` → ``db.orders__changelog`` (odd parts stay backtick-quoted)."""
+    parts = split_qualified(table)
+    return join_qualified((*parts[:-1], parts[-1] + CHANGELOG_SUFFIX))
+
+
+def changelog_seq_base(last_sequence_number: int) -> int:
+    """``seq_base`` for the next changelog commit: ``(last_sequence_number + 1) << 32``.
+
+    ``last_sequence_number`` is the changelog table's current last sequence number
+    (0 for a new table). A batch may hold up to 2**32 - 1 changes.
+    """
+    if not isinstance(last_sequence_number, int) or last_sequence_number < 0:
+        raise TableError(
+            f"last_sequence_number={last_sequence_number!r} must be an int >= 0: read it from "
+            "the changelog table's metadata (0 for a new table)"
+        )
+    return (last_sequence_number + 1) << 32
+
+
+def _check_types(keys: Sequence[str], column_types: Mapping[str, str]) -> None:
+    clash = [k for k in keys if k in META_COLUMNS]
+    if clash:
+        raise TableError(
+            f"key column(s) {clash} clash with the changelog columns {list(META_COLUMNS)}: "
+            "rename the key or disable changelog=True"
+        )
+    missing = [k for k in keys if k not in column_types]
+    bad = [c for c, t in column_types.items() if not isinstance(t, str) or not t.strip()]
+    if missing or bad or not keys:
+        raise TableError(
+            f"changelog needs a Spark SQL type for every column and at least one key: keys "
+            f"{list(keys)} missing from column_types {missing}, empty types for {bad}; pass "
+            "e.g. {'id': 'bigint', 'name': 'string'} (DataType.simpleString())"
+        )
+
+
+def _struct_type(column_types: Mapping[str, str]) -> str:
+    return "STRUCT<" + ", ".join(f"{q(c)}: {t}" for c, t in column_types.items()) + ">"
+
+
+def changelog_columns(
+    keys: Sequence[str], column_types: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The changelog table's ``(name, type)`` columns for a table's keys and column types."""
+    _check_types(keys, column_types)
+    image = _struct_type(column_types)
+    return [
+        *((k, column_types[k]) for k in keys),
+        (BEFORE, image), (AFTER, image), (OP, "STRING"), (SEQ, "BIGINT"),
+        (SOURCE_POS, "STRING"), (COMMIT_TS, "TIMESTAMP"),
+    ]
+
+
+def changelog_ddl(
+    catalog: str | None,
+    table: str,
+    keys: Sequence[str],
+    column_types: Mapping[str, str],
+    *,
+    properties: Mapping[str, str] | None = None,
+) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` for the changelog of ``table`` (``db.table``).
+
+    Append-only, format v2, partitioned by ``days(_commit_ts)`` so retention can drop
+    old days; ``properties`` are added to the append-table defaults.
+    """
+    cols = ",\n  ".join(f"{q(n)} {t}" for n, t in changelog_columns(keys, column_types))
+    props = {**APPEND_TABLE_PROPERTIES, **(properties or {})}
+    tblprops = ", ".join(f"{sql_string(k)}={sql_string(v)}" for k, v in sorted(props.items()))
+    return (
+        f"CREATE TABLE IF NOT EXISTS {quote_table(catalog, changelog_table_name(table))} (\n"
+        f"  {cols}\n) USING iceberg\nPARTITIONED BY (days({q(COMMIT_TS)}))\n"
+        f"TBLPROPERTIES ({tblprops})"
+    )
+
+
+def _image(column_types: Mapping[str, str], exprs: Mapping[str, str]) -> str:
+    fields = ", ".join(
+        f"{sql_string(c)}, CAST({exprs[c]} AS {t})" for c, t in column_types.items()
+    )
+    return f"named_struct({fields})"
+
+
+def _after_case(spec: MergeSpec, actions: MergeActions, types: Mapping[str, str]) -> str:
+    """The row the MERGE leaves for ``s``: its clauses in MERGE order, as one CASE."""
+    absent = f"t.{q(spec.keys[0])} IS NULL"
+    stored = {c: f"t.{q(c)}" for c in spec.columns}
+    branches: list[tuple[str, str]] = []
+    if actions.insert_when is not None:
+        inserted = _image(types, {c: f"s.{q(c)}" for c in spec.columns})
+        branches.append((sql_and(absent, actions.insert_when), inserted))
+    branches.append((absent, "NULL"))
+    if actions.delete_when is not None:
+        branches.append((actions.delete_when, "NULL"))
+    if actions.update_when is not None and actions.assignments:
+        updated = _image(types, {**stored, **dict(actions.assignments)})
+        branches.append((actions.update_when, updated))
+    whens = "\n    ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)
+    return f"CASE\n    {whens}\n    ELSE {_image(types, stored)}\n  END"
+
+
+def _ops_array(column_types: Mapping[str, str]) -> str:
+    b, a = q(BEFORE), q(AFTER)
+    same = f"{b} <=> {a}"
+    if any("map<" in t.lower().replace(" ", "") for t in column_types.values()):
+        same = f"to_json({b}) <=> to_json({a})"  # maps are not comparable in Spark
+    return (
+        f"CASE WHEN {b} IS NULL AND {a} IS NOT NULL THEN array('+I') "
+        f"WHEN {b} IS NOT NULL AND {a} IS NULL THEN array('-D') "
+        f"WHEN {b} IS NOT NULL AND NOT ({same}) THEN array('-U', '+U') "
+        "ELSE CAST(array() AS ARRAY<STRING>) END"
+    )
+
+
+def _ts_sql(commit_ts: dt.datetime | None) -> str:
+    if commit_ts is None:
+        return "current_timestamp()"
+    if not isinstance(commit_ts, dt.datetime) or commit_ts.tzinfo is None:
+        raise TableError(
+            f"commit_ts={commit_ts!r} must be a timezone-aware datetime, e.g. "
+            "datetime.now(timezone.utc), or None for current_timestamp()"
+        )
+    return f"CAST({sql_literal(commit_ts)} AS TIMESTAMP)"
+
+
+def _ordered_types(
+    spec: MergeSpec, column_types: Mapping[str, str], seq_base: int
+) -> dict[str, str]:
+    if set(column_types) != set(spec.columns):
+        raise TableError(
+            f"column_types {list(column_types)} must name exactly the MERGE columns "
+            f"{list(spec.columns)}: build both from the target table's schema"
+        )
+    if not isinstance(seq_base, int) or seq_base < 0:
+        raise TableError(f"seq_base={seq_base!r} must be an int >= 0: use changelog_seq_base()")
+    types = {c: column_types[c] for c in spec.columns}
+    _check_types(spec.keys, types)
+    return types
+
+
+def changelog_sql(
+    engine: EngineLike,
+    spec: MergeSpec,
+    column_types: Mapping[str, str],
+    *,
+    seq_base: int,
+    source_pos: str,
+    commit_ts: dt.datetime | None = None,
+    collapsed_view: str | None = None,
+) -> str:
+    """The SELECT of the changelog rows a MERGE of ``spec`` with ``engine`` will cause.
+
+    Run it before the MERGE, against the same target state and the same collapsed rows
+    (pass ``collapsed_view``, as for :func:`~icetide.tables.merge_sql.merge_sql`).
+    ``column_types`` maps every table column to its Spark SQL type (table order);
+    ``seq_base`` comes from :func:`changelog_seq_base`.
+    """
+    types = _ordered_types(spec, column_types, seq_base)
+    actions = compile_merge(engine, spec)
+    using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
+    keys = ", ".join(q(k) for k in spec.keys)
+    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in spec.keys)
+    stored = _image(types, {c: f"t.{q(c)}" for c in spec.columns})
+    seq = f"CAST({seq_base} AS BIGINT) + row_number() OVER (ORDER BY {keys}, {_POS})"
+    return (
+        f"SELECT {keys}, {q(BEFORE)}, {q(AFTER)}, {q(OP)},\n"
+        f"  {seq} AS {q(SEQ)},\n"
+        f"  {sql_string(source_pos)} AS {q(SOURCE_POS)}, {_ts_sql(commit_ts)} AS {q(COMMIT_TS)}\n"
+        "FROM (\n"
+        f"  SELECT {', '.join(f's.{q(k)} AS {q(k)}' for k in spec.keys)},\n"
+        f"  CASE WHEN t.{q(spec.keys[0])} IS NOT NULL THEN {stored} END AS {q(BEFORE)},\n"
+        f"  {_after_case(spec, actions, types)} AS {q(AFTER)}\n"
+        f"  FROM {using} AS s\n  LEFT JOIN {spec.target} AS t ON {on}\n"
+        ") AS __icetide_c\n"
+        f"LATERAL VIEW posexplode({_ops_array(types)}) __icetide_x AS {_POS}, {q(OP)}"
+    )
