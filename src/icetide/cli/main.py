@@ -20,6 +20,7 @@ from icetide.errors import IcetideError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "broker": ("icetide.cli.broker_cmd", "broker", "Run the embedded Kafka-compatible broker."),
     "gen": ("icetide.cli.gen_cmd", "gen", "Generate test data (the seed's click events)."),
+    "demo": ("icetide.cli.demo_cmd", "demo", "Run the seed system end to end, no config needed."),
     "run": ("icetide.cli.run_cmd", "run", "Run a pipeline's flows (continuous or --once)."),
     "seed": ("icetide.cli.seed_cmd", "seed", "Load the seed's dimension rows into the lake."),
     "sql": ("icetide.cli.query_cmds", "sql", "Run a SQL query over the lake."),

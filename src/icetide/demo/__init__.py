@@ -1,0 +1,1 @@
+"""``icetide demo``: the seed system on one machine with no configuration."""
