@@ -1,0 +1,1 @@
+"""icetide benchmarks: one command each; results appended to docs/benchmarks.md."""

@@ -1,0 +1,1 @@
+"""Ingest benchmark: raw consume vs icetide Kafka → Iceberg vs a pyiceberg-only peer."""

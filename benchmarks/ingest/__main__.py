@@ -1,0 +1,138 @@
+"""``python -m benchmarks.ingest``: Kafka ingest, side by side on one topic in one run.
+
+(a) raw confluent-kafka consume + orjson decode in one process — the source's ceiling;
+(b) icetide: Kafka → ``ods_behavior.clickevent`` (examples/clickstream, Spark + Iceberg);
+(c) a pyiceberg-only Python ingester doing the same job without Spark;
+plus freshness: produce time → visible in a query (the Iceberg commit), p50/p99, while
+the flow runs continuously at a steady produce rate. Prints the figures and ratios and
+appends them to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.ingest.peer import pyiceberg_ingest
+from benchmarks.report import append_section
+from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
+from icetide.embedded.broker import EmbeddedBroker
+from icetide.flows.commit import iter_ancestor_summaries, load_table
+from icetide.flows.loop import Flow, FlowLoop
+from icetide.flows.markers import Marker
+from icetide.gen.clicks import GenOptions, produce_clicks
+from icetide.sources.kafka.rawbench import raw_consume
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "clicktopic"
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=1_000_000, help="events for (a)/(b)/(c)")
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--max-records", type=int, default=500_000, help="per micro-batch")
+    p.add_argument("--fresh-seconds", type=float, default=60.0)
+    p.add_argument("--fresh-rate", type=float, default=10_000.0, help="events/s produced")
+    p.add_argument("--trigger", type=float, default=1.0, help="trigger interval, seconds")
+    p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    return p.parse_args(argv)
+
+
+def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
+    from icetide.gen.seed_dims import load_seed_dimensions
+    from icetide.pipelines import load_pipeline
+    from icetide.pipelines.run import PipelineRun
+    from icetide.runtime.session import get_spark
+
+    settings = Settings(home=home, spark=SparkConfig(driver_memory="4g"),
+                        catalog=CatalogConfig(), kafka=KafkaConfig(
+                            bootstrap=bootstrap, max_records_per_trigger=max_records))
+    spark = get_spark(settings)
+    load_seed_dimensions(spark, settings.catalog.name)
+    run = PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"))
+    return spark, run.compile(run.flows[0])
+
+
+def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
+    """Per event: commit time of the batch that made it visible − its produce time."""
+    batches: list[tuple[int, dict[str, int]]] = []
+    for _, summary in iter_ancestor_summaries(load_table(spark, flow.target)):
+        marker = Marker.from_summary(summary)
+        if marker and marker.flow == flow.name and marker.committed_at_ms:
+            (end,) = marker.end.values()
+            batches.append((marker.committed_at_ms, {k: int(v) for k, v in end.items()}))
+    batches.sort()
+    rows = spark.sql(  # type: ignore[attr-defined]
+        f"SELECT _kafka_partition p, _kafka_offset o, updateTime t FROM {flow.target} "
+        f"WHERE updateTime >= {since_ms}").toPandas()
+    out = np.empty(len(rows))
+    for p, group in rows.groupby("p"):
+        ends = np.array([b[1].get(str(p), 0) for b in batches])
+        commits = np.array([b[0] for b in batches])
+        idx = np.searchsorted(ends, group["o"].to_numpy(), side="right")
+        out[group.index] = commits[idx] - group["t"].to_numpy()
+    return out / 1000.0
+
+
+def _freshness(spark: object, flow: Flow, bootstrap: str, a: argparse.Namespace) -> np.ndarray:
+    stop = threading.Event()
+    loop = FlowLoop(spark, flow)  # type: ignore[arg-type]
+    runner = threading.Thread(target=loop.run_forever, args=(a.trigger, stop), daemon=True)
+    runner.start()
+    time.sleep(2 * a.trigger)
+    since = int(time.time() * 1000)
+    produce_clicks(bootstrap, TOPIC, GenOptions(count=0, rate=a.fresh_rate,
+                                                duration=a.fresh_seconds, seed=3))
+    time.sleep(5 * a.trigger)
+    stop.set()
+    runner.join()
+    return _latencies(spark, flow, since)
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = _args(argv)
+    with tempfile.TemporaryDirectory(prefix="icetide-bench-") as tmp, \
+            EmbeddedBroker(None, Path(tmp) / "broker") as broker:
+        bs = broker.bootstrap
+        produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
+        spark, flow = _flow(Path(tmp) / "home", bs, a.max_records)
+        FlowLoop(spark, flow).run_until_caught_up()  # warm-up: JIT, Python workers
+        gen = produce_clicks(bs, TOPIC, GenOptions(count=a.events, seed=2))
+        raw = raw_consume(bs, TOPIC)
+        peer = pyiceberg_ingest(bs, TOPIC, Path(tmp) / "peer")
+        began = time.perf_counter()
+        results = FlowLoop(spark, flow).run_until_caught_up()
+        seconds = time.perf_counter() - began
+        icetide = sum(r.rows_in for r in results) / seconds
+        lat = _freshness(spark, flow, bs, a)
+    p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
+    body = f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
+{a.partitions} --max-records {a.max_records} --fresh-rate {a.fresh_rate:.0f} --trigger {a.trigger}`
+
+| path | events/s | ratio to (a) |
+| --- | ---: | ---: |
+| (a) raw confluent-kafka consume + orjson decode, 1 process | {raw.rate:,.0f} | 1.00 |
+| (b) icetide Kafka → `ods_behavior.clickevent` ({len(results)} micro-batches) | {icetide:,.0f} \
+| {icetide / raw.rate:.2f} |
+| (c) pyiceberg-only Python ingester | {peer:,.0f} | {peer / raw.rate:.2f} |
+
+(b) / (c) = {icetide / peer:.2f}. Generator: {gen.rate:,.0f} events/s produced.
+
+Freshness at {a.fresh_rate:,.0f} events/s with a {a.trigger:g}s trigger (produce time → \
+Iceberg commit that makes the event visible), {len(lat):,} events: p50 {p50:.2f}s \
+({p50 / a.trigger:.1f} × trigger), p99 {p99:.2f}s ({p99 / a.trigger:.1f} × trigger).
+"""
+    print(body)
+    if not a.no_doc:
+        print(f"written to {append_section('Ingest (benchmarks/ingest)', body)}")
+
+
+if __name__ == "__main__":
+    main()
