@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from threading import Event
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from icetide.errors import IcetideError
 from icetide.flows import commit
 from icetide.flows.context import BatchContext, bound
 from icetide.flows.markers import Marker, same_position
+from icetide.flows.sinks import AppendSink, Sink
 from icetide.sources.base import BatchRange, Source
 
 if TYPE_CHECKING:
@@ -33,24 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Transform = Callable[[BatchContext], "DataFrame"]
-
-
-class Sink(Protocol):
-    """How a batch's rows land in the target, in exactly one commit carrying ``props``."""
-
-    def write(
-        self, spark: SparkSession, df: DataFrame, target: str, props: Mapping[str, str]
-    ) -> None:
-        """Write ``df`` to ``target``; the commit's summary must hold ``props``."""
-
-
-class AppendSink:
-    """Append-only targets (facts, dead letters, changelogs)."""
-
-    def write(
-        self, spark: SparkSession, df: DataFrame, target: str, props: Mapping[str, str]
-    ) -> None:
-        commit.append(df, target, props)
 
 
 @dataclass(frozen=True)
@@ -102,13 +85,17 @@ class FlowLoop:
             for key, src in self.flow.sources.items()
         }
 
+    def all_side_tables(self) -> tuple[str, ...]:
+        """Side tables of the transform (dead letters) and of the sink (changelog)."""
+        return (*self.flow.side_tables, *self.flow.sink.side_tables())
+
     def pending_side_batch(
         self, start: Mapping[str, Any]
     ) -> tuple[dict[str, Any] | None, set[str]]:
         """A batch some side table committed but the target did not: its end and those tables."""
         pending_end: dict[str, Any] | None = None
         done: set[str] = set()
-        for side in self.flow.side_tables:
+        for side in self.all_side_tables():
             if not self.spark.catalog.tableExists(side):
                 continue
             marker = commit.last_marker(self.spark, side, self.flow.name)
@@ -168,7 +155,8 @@ class FlowLoop:
                             dlq_rows=dlq_rows, max_event_time_ms=max_event,
                             batch_ms=int((time.monotonic() - began) * 1000),
                             committed_at_ms=int(time.time() * 1000))
-            self.flow.sink.write(self.spark, out, self.flow.target, marker.to_summary())
+            self.flow.sink.write(self.spark, out, self.flow.target, marker.to_summary(),
+                                 frozenset(sides_done))
         finally:
             out.unpersist()
         seconds = time.monotonic() - began

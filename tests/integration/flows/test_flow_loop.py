@@ -13,8 +13,9 @@ from icetide.embedded.broker import EmbeddedBroker
 from icetide.flows import commit
 from icetide.flows.context import BatchContext
 from icetide.flows.dlq import ensure_dlq_table
-from icetide.flows.loop import AppendSink, Flow, FlowLoop
+from icetide.flows.loop import Flow, FlowLoop
 from icetide.flows.reads import read_json
+from icetide.flows.sinks import AppendSink, Sink
 from icetide.gen.clicks import GenOptions, produce_clicks
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
@@ -44,7 +45,7 @@ def _tables(spark: SparkSession, name: str) -> tuple[str, str]:
 
 
 def _flow(name: str, topic: str, bootstrap: str, target: str, dlq: str,
-          sink: object | None = None, max_records: int = 700) -> Flow:
+          sink: Sink | None = None, max_records: int = 700) -> Flow:
     src = KafkaSource(topic, KafkaConfig(bootstrap=bootstrap), retry_patience=20)
 
     def transform(ctx: BatchContext) -> DataFrame:
@@ -92,12 +93,15 @@ class _FailingSink:
     def __init__(self) -> None:
         self.failed = False
 
+    def side_tables(self) -> tuple[str, ...]:
+        return ()
+
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
         if not self.failed:
             self.failed = True
             raise RuntimeError("simulated crash between the dead-letter and target commits")
-        AppendSink().write(spark, df, target, props)
+        AppendSink().write(spark, df, target, props, sides_done)
 
 
 def test_half_committed_batch_is_finished_without_duplicates(
