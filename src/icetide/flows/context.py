@@ -39,6 +39,8 @@ class BatchContext:
     side_outputs: dict[str, DataFrame] = field(default_factory=dict)
     #: source keys the transform read (discovery uses this to learn a flow's inputs)
     accessed: set[str] = field(default_factory=set)
+    #: lake tables looked up with ``table`` (dimension reads)
+    looked_up: set[str] = field(default_factory=set)
     _cache: dict[str, DataFrame] = field(default_factory=dict)
 
     def qualify(self, name: str) -> str:
@@ -62,9 +64,17 @@ class BatchContext:
             self._cache[key] = df.persist(StorageLevel.MEMORY_AND_DISK)
         return self._cache[key]
 
+    def add_source(self, source: Source, batch: BatchRange) -> None:
+        """Register a source found while the transform runs (discovery of dp.read_stream)."""
+        if source.key not in self.sources:
+            self.sources = {**self.sources, source.key: source}
+            self.batches = {**self.batches, source.key: batch}
+
     def table(self, name: str) -> DataFrame:
         """The current snapshot of a lake table (a dimension lookup as of now)."""
-        return self.spark.table(self.qualify(name))
+        ident = self.qualify(name)
+        self.looked_up.add(ident)
+        return self.spark.table(ident)
 
     def emit(self, table: str, df: DataFrame) -> None:
         """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch."""

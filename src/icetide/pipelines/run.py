@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,38 +25,49 @@ from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.reader import set_reader
 from icetide.pipelines.spec import FlowSpec, TableSpec, call_query
+from icetide.pipelines.targets import ensure_table, event_time_column, sink_for
 from icetide.sources.base import Source
 from icetide.sources.factory import build_source
-from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
-from icetide.tables.sql import quote_qualified
+from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
+from icetide.tables.changelog import CHANGELOG_SUFFIX, changelog_table_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger(__name__)
 
-EVENT_TIME_PROPERTY = "icetide.event-time-column"
-_TIME_TRANSFORMS = ("years", "months", "days", "hours")
-
-
-def event_time_column(table: TableSpec) -> str | None:
-    """The column freshness is measured on: declared by property, else the time partition."""
-    declared = table.table_properties.get(EVENT_TIME_PROPERTY)
-    if declared:
-        return declared
-    for part in table.partition_cols:
-        if part.transform in _TIME_TRANSFORMS:
-            return part.source_column
-    return None
-
-
 def _read_table(name: str, streaming: bool) -> DataFrame:
-    if streaming:
-        raise PipelineError(
-            f"dp.read_stream({name!r}): incremental table-to-table reads are not available yet; "
-            "use dp.read() for a lookup of the table's current snapshot"
+    """``dp.read``: the table's current snapshot; ``dp.read_stream``: what is new since the
+    flow's last commit (appended rows, or the changelog of a primary-key table)."""
+    ctx = current_batch()
+    ident = ctx.qualify(name)
+    if not ctx.spark.catalog.tableExists(ident):
+        raise MissingTable(ident)
+    if not streaming:
+        return ctx.table(name)
+    catalog, rest = ident.split(".", 1)
+    changelog = f"{catalog}.{changelog_table_name(rest)}"
+    is_pk = ctx.spark.catalog.tableExists(changelog)
+    source = IcebergTableSource(ctx.spark, changelog if is_pk else ident)
+    if source.key not in ctx.sources:  # discovery: first sight of this input
+        start = source.initial_position()
+        ctx.add_source(source, source.plan_to(start, start))
+    rows = ctx.read_source(source.key)
+    if not is_pk:
+        return rows
+    columns = [f.name for f in ctx.spark.table(ident).schema.fields]
+    return flatten_changelog(rows, columns)
+
+
+class MissingTable(PipelineError):
+    """A flow reads a table that does not exist (yet)."""
+
+    def __init__(self, ident: str) -> None:
+        super().__init__(
+            f"table {ident} does not exist: create it (another flow of the pipeline, "
+            "`icetide seed dims`, or a CDC flow) before the flows that read it"
         )
-    return current_batch().table(name)
+        self.ident = ident
 
 
 @contextmanager
@@ -73,9 +84,20 @@ def table_reader() -> Iterator[None]:
 class Discovery:
     """What running a flow on an empty batch revealed."""
 
-    sources: tuple[str, ...]
+    sources: Mapping[str, Source]
     side_tables: tuple[str, ...]
     columns: tuple[tuple[str, str], ...]
+    inputs: tuple[str, ...] = ()  # lake tables read (db.table), for ordering
+
+
+def _inputs(ctx: BatchContext) -> tuple[str, ...]:
+    """Lake tables the flow read, as ``db.table`` (a changelog counts as its table)."""
+    tables = set(ctx.looked_up)
+    for key in ctx.accessed:
+        src = ctx.sources[key]
+        if isinstance(src, IcebergTableSource):
+            tables.add(src.ident)
+    return tuple(sorted({t.split(".", 1)[1].removesuffix(CHANGELOG_SUFFIX) for t in tables}))
 
 
 class PipelineRun:
@@ -118,10 +140,10 @@ class PipelineRun:
     # -- discovery and tables --------------------------------------------------------
     def discover(self, spec: FlowSpec) -> Discovery:
         """Run ``spec``'s query on an empty batch of every source (creates nothing)."""
-        if spec.kind != "append" or spec.query is None:
+        if spec.kind not in ("append", "batch") or spec.query is None:
             raise PipelineError(
-                f"flow {spec.name!r} is a {spec.kind} flow; this runner executes append flows "
-                "(@dp.table / @dp.append_flow) so far"
+                f"flow {spec.name!r} is a {spec.kind} flow without a query function; "
+                "only query flows are discovered"
             )
         by_key = {src.key: src for src in self.sources.values()}
         batches = {}
@@ -134,28 +156,28 @@ class PipelineRun:
             with bound(ctx), table_reader():
                 out = call_query(spec.query, self.spark)
             columns = tuple((f.name, f.dataType.simpleString()) for f in out.schema.fields)
-            return Discovery(tuple(sorted(ctx.accessed)), tuple(ctx.side_outputs), columns)
+            used = {key: ctx.sources[key] for key in sorted(ctx.accessed)}
+            return Discovery(used, tuple(ctx.side_outputs), columns, _inputs(ctx))
         finally:
             ctx.release()
 
     def ensure_target(self, table: TableSpec, found: Discovery) -> str:
-        """Create the flow's target (and its side tables) if missing; returns the identifier."""
+        """Create the flow's target (and side tables) if missing; returns the identifier."""
         ident = self.qualify(table.name)
-        self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
-        props = {**APPEND_TABLE_PROPERTIES, **table.table_properties}
-        event_col = event_time_column(table)
-        if event_col:
-            props[EVENT_TIME_PROPERTY] = event_col
-        self.spark.sql(create_table_sql(
-            ident, found.columns, partition_sql=[p.to_sql() for p in table.partition_cols],
-            properties=props, comment=table.comment,
-        ))
+        ensure_table(self.spark, ident, table, found.columns)
         for side in found.side_tables:
             ensure_dlq_table(self.spark, side)
         return ident
 
     def compile(self, spec: FlowSpec) -> Flow:
         """Discover, create tables, and build the generic ``Flow`` of ``spec``."""
+        return self._compile(spec)[0]
+
+    def _compile(self, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:
+        if spec.kind == "auto_cdc":
+            from icetide.pipelines.cdc import compile_auto_cdc
+
+            return compile_auto_cdc(self, spec), spec.static_inputs
         found = self.discover(spec)
         table = self.graph.table(spec.target)
         ident = self.ensure_target(table, found)
@@ -166,32 +188,56 @@ class PipelineRun:
             with table_reader():
                 return call_query(query, ctx.spark)
 
-        by_key = {src.key: src for src in self.sources.values()}
         return Flow(
-            name=spec.name, target=ident, sources={k: by_key[k] for k in found.sources},
-            transform=transform, side_tables=found.side_tables,
+            name=spec.name, target=ident, sources=dict(found.sources), transform=transform,
+            sink=sink_for(ident, table, [c for c, _ in found.columns]),
+            side_tables=found.side_tables,
             event_time_column=event_time_column(table),
             max_records=self.settings.kafka.max_records_per_trigger, catalog=self.catalog,
             config=self.graph.spec.configuration, aliases=self.aliases,
-        )
+        ), found.inputs
+
+    def compile_all(self) -> list[Flow]:
+        """Compile every selected flow, producers before the flows that read their tables.
+
+        A flow whose input is a table of this pipeline that does not exist yet waits until
+        the flow creating it has been compiled; the result is in dependency order.
+        """
+        pending, flows, inputs = list(self.flows), {}, {}
+        while pending:
+            waiting: list[FlowSpec] = []
+            for spec in pending:
+                try:
+                    flows[spec.name], inputs[spec.name] = self._compile(spec)
+                except MissingTable as exc:
+                    if exc.ident.split(".", 1)[1] not in self.graph.tables:
+                        raise
+                    waiting.append(spec)
+            if len(waiting) == len(pending):
+                raise PipelineError(
+                    f"flows {[f.name for f in waiting]} read pipeline tables that no flow "
+                    "creates: check for a cycle or a missing producer flow")
+            pending = waiting
+        order = self.graph.with_inputs(inputs).flow_order()
+        return [flows[name] for name in order if name in flows]
 
     # -- driving ---------------------------------------------------------------------
     def run_once(self, on_batch: Callable[[BatchResult], None] | None = None
                  ) -> dict[str, list[BatchResult]]:
         """Process everything available now, flow by flow in dependency order."""
         done: dict[str, list[BatchResult]] = {}
-        for spec in self.flows:
-            results = FlowLoop(self.spark, self.compile(spec)).run_until_caught_up()
+        for flow in self.compile_all():
+            results = FlowLoop(self.spark, flow).run_until_caught_up()
             for result in results:
                 if on_batch is not None:
                     on_batch(result)
-            done[spec.name] = results
+            done[flow.name] = results
         return done
 
     def run_forever(self, stop: threading.Event,
                     on_batch: Callable[[BatchResult], None] | None = None) -> None:
         """One thread per flow until ``stop`` is set; the first flow error stops them all."""
-        flows = [self.compile(spec) for spec in self.flows]
+        flows = self.compile_all()
         errors: list[BaseException] = []
 
         def drive(flow: Flow) -> None:

@@ -63,5 +63,5 @@ class Source(ABC):
         """How far ``position`` is behind the source head (for ``icetide status``)."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most sources hold nothing
         """Release clients held by the driver."""
