@@ -1,0 +1,145 @@
+"""Table schemas of followed MySQL tables, read from ``information_schema``.
+
+A :class:`TableSchema` is the source's view of one table: its columns in ordinal order
+with the MySQL ``COLUMN_TYPE``, the mapped Spark type and nullability, and the primary
+key. It is read when the source starts and re-read when the binlog shows DDL on the
+table; :mod:`icetide.sources.mysql.evolution` diffs two of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from icetide.errors import SourceError
+from icetide.sources.mysql.filters import SYSTEM_SCHEMAS, TableFilter, qualify
+from icetide.sources.mysql.types import (
+    DEFAULT_TYPES,
+    Converter,
+    TypeOptions,
+    converter,
+    spark_type,
+)
+
+log = logging.getLogger(__name__)
+
+
+def quote(identifier: str) -> str:
+    """A MySQL identifier in backquotes."""
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def quote_table(qualified: str) -> str:
+    """``db.table`` → ```db`.`table```."""
+    db, _, table = qualified.partition(".")
+    return f"{quote(db)}.{quote(table)}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: name, MySQL type, Spark type, nullability."""
+
+    name: str
+    column_type: str
+    spark_type: str
+    nullable: bool = True
+
+    def to_json(self) -> list[Any]:
+        return [self.name, self.spark_type, self.nullable, self.column_type]
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Columns (ordinal order) and primary key of ``db.table``."""
+
+    db: str
+    table: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+
+    @property
+    def qualified(self) -> str:
+        return qualify(self.db, self.table)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise SourceError(f"table {self.qualified} has no column {name!r}; it has {self.names}")
+
+    def converters(self) -> list[Converter]:
+        """Value converters in column order (see :func:`types.converter`)."""
+        return [converter(c.column_type, c.spark_type) for c in self.columns]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.qualified, "primary_key": list(self.primary_key),
+                "columns": [c.to_json() for c in self.columns]}
+
+
+def build_schema(
+    db: str, table: str, rows: Sequence[tuple[str, str, str]], primary_key: Sequence[str],
+    options: TypeOptions = DEFAULT_TYPES,
+) -> TableSchema:
+    """Build a schema from ``(name, COLUMN_TYPE, IS_NULLABLE)`` rows and the key columns."""
+    qualified = qualify(db, table)
+    if not rows:
+        raise SourceError(f"table {qualified} does not exist or has no columns visible to "
+                          "the CDC user; check the name and GRANT SELECT on it")
+    if not primary_key:
+        raise SourceError(
+            f"table {qualified} has no PRIMARY KEY; CDC upserts need one: add a primary key "
+            "or exclude the table"
+        )
+    columns = []
+    for name, column_type, is_nullable in rows:
+        try:
+            mapped = spark_type(column_type, options)
+        except SourceError as exc:
+            raise SourceError(f"{qualified}.{name}: {exc}") from None
+        columns.append(Column(name, column_type, mapped, is_nullable.upper() == "YES"))
+    return TableSchema(db, table, tuple(columns), tuple(primary_key))
+
+
+_COLUMNS_SQL = (
+    "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION"
+)
+_PK_SQL = (
+    "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = %s "
+    "AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION"
+)
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def read_schema(
+    conn: Any, db: str, table: str, options: TypeOptions = DEFAULT_TYPES
+) -> TableSchema:
+    """Read the current schema of ``db.table`` (a pymysql connection)."""
+    with conn.cursor() as cur:
+        cur.execute(_COLUMNS_SQL, (db, table))
+        rows = [(_text(r[0]), _text(r[1]), _text(r[2])) for r in cur.fetchall()]
+        cur.execute(_PK_SQL, (db, table))
+        pk = [_text(r[0]) for r in cur.fetchall()]
+    return build_schema(db, table, rows, pk, options)
+
+
+def list_tables(conn: Any, table_filter: TableFilter) -> list[str]:
+    """Qualified names of the base tables the filter follows, sorted."""
+    placeholders = ", ".join(["%s"] * len(SYSTEM_SCHEMAS))
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE "
+            f"TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN ({placeholders})",
+            tuple(sorted(SYSTEM_SCHEMAS)),
+        )
+        names = [qualify(_text(db), _text(t)) for db, t in cur.fetchall()]
+    return table_filter.select(names)

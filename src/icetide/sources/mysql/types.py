@@ -1,0 +1,246 @@
+"""MySQL/MariaDB column types → Spark/Iceberg types, and value converters (pure).
+
+Input is ``information_schema.COLUMNS.COLUMN_TYPE`` (e.g. ``decimal(10,4)``,
+``int(10) unsigned``, ``enum('a','b')``); output is a Spark SQL type string.
+
+=====================================  ===================  ==============================
+MySQL                                   Spark / Iceberg      note
+=====================================  ===================  ==============================
+TINYINT, SMALLINT, MEDIUMINT, INT       int                  unsigned INT → bigint
+TINYINT(1)                              int                  boolean with
+                                                             ``tinyint1_as_boolean=True``
+                                                             (off by default: MySQL stores
+                                                             any -128..127 in a "BOOL")
+BIGINT                                  bigint               unsigned → decimal(20,0)
+DECIMAL(p,s)                            decimal(p,s)         p > 38 is refused
+FLOAT / DOUBLE                          float / double
+BIT(1) / BIT(n)                         boolean / bigint
+YEAR                                    int
+CHAR, VARCHAR, *TEXT, ENUM, SET         string               SET as 'a,b' in definition order
+JSON (MySQL; MariaDB: LONGTEXT)         string               compact JSON text
+BINARY, VARBINARY, *BLOB                binary
+DATE                                    date                 zero date → null
+DATETIME(n)                             timestamp_ntz        wall-clock value, no zone: it
+                                                             is kept as written
+TIMESTAMP(n)                            timestamp            an instant (UTC)
+TIME                                    string               '[-]HH:MM:SS[.ffffff]'; TIME
+                                                             spans ±838 h, no Spark type fits
+=====================================  ===================  ==============================
+
+DATETIME → ``timestamp_ntz`` is the faithful choice: MySQL DATETIME carries no zone, so
+turning it into an instant would need a guessed zone. TIMESTAMP values are instants;
+they are produced as timezone-aware UTC datetimes so PySpark stores the same instant
+whatever the driver's local zone is (PySpark reads *naive* datetimes as local time).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from icetide.errors import SourceError
+
+Converter = Callable[[Any], Any]
+
+_TYPE_RE = re.compile(r"^\s*([a-z0-9 ]+?)\s*(?:\((.*)\))?\s*((?:unsigned|signed|zerofill|\s)*)$")
+_DECIMAL_RE = re.compile(r"^decimal\((\d+),(\d+)\)$")
+_INTS = {"tinyint", "smallint", "mediumint", "int", "integer"}
+_STRINGS = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"}
+_BINARIES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+_SIMPLE = {"float": "float", "double": "double", "real": "double", "double precision": "double",
+           "date": "date", "year": "int", "time": "string", "bool": "boolean",
+           "boolean": "boolean"}
+MAX_DECIMAL_PRECISION = 38
+
+
+@dataclass(frozen=True)
+class TypeOptions:
+    """Choices in the type mapping."""
+
+    tinyint1_as_boolean: bool = False
+
+
+DEFAULT_TYPES = TypeOptions()
+
+
+@dataclass(frozen=True)
+class ParsedType:
+    """A parsed ``COLUMN_TYPE``: base name, arguments inside parentheses, unsigned flag."""
+
+    base: str
+    args: str
+    unsigned: bool
+
+    def members(self) -> list[str]:
+        """ENUM/SET members in definition order."""
+        return [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", self.args)]
+
+
+def parse_column_type(column_type: str) -> ParsedType:
+    """Parse ``int(10) unsigned`` → ``ParsedType('int', '10', True)``."""
+    match = _TYPE_RE.match(column_type.lower())
+    if not match:
+        raise SourceError(f"cannot parse MySQL column type {column_type!r}")
+    base, args, mods = match.group(1).strip(), match.group(2) or "", match.group(3) or ""
+    return ParsedType(base, args, "unsigned" in mods)
+
+
+def _decimal(p: ParsedType, column_type: str) -> str:
+    parts = [a.strip() for a in p.args.split(",")] if p.args else ["10", "0"]
+    precision, scale = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    if precision > MAX_DECIMAL_PRECISION:
+        raise SourceError(
+            f"MySQL type {column_type!r} exceeds Iceberg's decimal precision "
+            f"{MAX_DECIMAL_PRECISION}; narrow the column or exclude the table"
+        )
+    return f"decimal({precision},{scale})"
+
+
+def spark_type(column_type: str, options: TypeOptions = DEFAULT_TYPES) -> str:
+    """The Spark/Iceberg type of a MySQL ``COLUMN_TYPE``; :class:`SourceError` if unsupported."""
+    p = parse_column_type(column_type)
+    if p.base == "tinyint" and p.args == "1" and options.tinyint1_as_boolean:
+        return "boolean"
+    if p.base in _INTS:
+        return "bigint" if p.unsigned and p.base in {"int", "integer"} else "int"
+    if p.base == "bigint":
+        return "decimal(20,0)" if p.unsigned else "bigint"
+    if p.base in {"decimal", "numeric", "dec", "fixed"}:
+        return _decimal(p, column_type)
+    if p.base == "bit":
+        return "boolean" if p.args in ("", "1") else "bigint"
+    if p.base in _STRINGS:
+        return "string"
+    if p.base in _BINARIES:
+        return "binary"
+    if p.base == "datetime":
+        return "timestamp_ntz"
+    if p.base == "timestamp":
+        return "timestamp"
+    if p.base in _SIMPLE:
+        return _SIMPLE[p.base]
+    raise SourceError(
+        f"MySQL column type {column_type!r} is not supported by the CDC source; "
+        "exclude the table (exclude pattern) or change the column to a supported type"
+    )
+
+
+# --- widening ---------------------------------------------------------------------------
+
+def decimal_parts(spark: str) -> tuple[int, int] | None:
+    """``decimal(10,4)`` → ``(10, 4)``; other types → None."""
+    m = _DECIMAL_RE.match(spark.replace(" ", ""))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def is_widening(old: str, new: str) -> bool:
+    """Whether Iceberg can promote ``old`` to ``new`` in place (int→bigint, float→double,
+    decimal(p,s)→decimal(p',s) with p' > p)."""
+    if (old, new) in {("int", "bigint"), ("float", "double")}:
+        return True
+    a, b = decimal_parts(old), decimal_parts(new)
+    return a is not None and b is not None and a[1] == b[1] and b[0] > a[0]
+
+
+# --- value converters -------------------------------------------------------------------
+
+def _zero_to_none(v: Any) -> Any:
+    if isinstance(v, str | bytes):
+        return None  # '0000-00-00' and other invalid dates come back as text
+    return v
+
+
+def _to_bool(v: Any) -> bool:
+    if isinstance(v, bytes):
+        return any(v)
+    if isinstance(v, str):
+        return v.strip("0") != ""
+    return bool(v)
+
+
+def _to_int(v: Any) -> int:
+    if isinstance(v, bytes):
+        return int.from_bytes(v, "big")
+    if isinstance(v, str):
+        return int(v, 2)  # BIT(n) from the binlog: '0101'
+    return int(v)
+
+
+def format_time(v: dt.timedelta) -> str:
+    """MySQL TIME text: ``-01:02:03.500000``."""
+    us = (v.days * 86400 + v.seconds) * 10**6 + v.microseconds
+    sign, us = ("-" if us < 0 else ""), abs(us)
+    secs, frac = divmod(us, 10**6)
+    text = f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+    return text + (f".{frac:06d}" if frac else "")
+
+
+def _string_converter(members: list[str]) -> Converter:
+    order = {m: i for i, m in enumerate(members)}
+
+    def convert(v: Any) -> Any:
+        if isinstance(v, str):
+            return v
+        if isinstance(v, bytes):
+            return v.decode("utf-8", errors="replace")
+        if isinstance(v, set | frozenset):
+            return ",".join(sorted(v, key=lambda m: (order.get(m, len(order)), m)))
+        if isinstance(v, dt.timedelta):
+            return format_time(v)
+        if isinstance(v, dict | list):
+            return json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)
+        return str(v)
+
+    return convert
+
+
+def _timestamp(v: Any) -> Any:
+    v = _zero_to_none(v)
+    if isinstance(v, dt.datetime):
+        return v.replace(tzinfo=dt.UTC) if v.tzinfo is None else v.astimezone(dt.UTC)
+    return v
+
+
+def _date(v: Any) -> Any:
+    v = _zero_to_none(v)
+    return v.date() if isinstance(v, dt.datetime) else v
+
+
+def _binary(v: Any) -> Any:
+    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+
+
+_CONVERTERS: dict[str, Converter] = {
+    "boolean": _to_bool, "int": _to_int, "bigint": _to_int, "float": float, "double": float,
+    "date": _date, "timestamp": _timestamp, "timestamp_ntz": _zero_to_none, "binary": _binary,
+}
+
+
+# values of exactly these types need no conversion (the fast path of ``converter``)
+_READY: dict[str, type] = {
+    "boolean": bool, "int": int, "bigint": int, "float": float, "double": float,
+    "string": str, "binary": bytes, "date": dt.date, "timestamp_ntz": dt.datetime,
+}
+
+
+def converter(column_type: str, spark: str) -> Converter:
+    """A function turning a pymysql or binlog value of the column into its Spark value
+    (``None`` stays ``None``)."""
+    if spark == "string":
+        inner = _string_converter(parse_column_type(column_type).members())
+    elif decimal_parts(spark) is not None:
+        def inner(v: Any) -> Any:
+            return v if isinstance(v, Decimal) else Decimal(v)
+    else:
+        inner = _CONVERTERS[spark]
+    ready = Decimal if decimal_parts(spark) is not None else _READY.get(spark, type(None))
+
+    def convert(v: Any) -> Any:
+        return v if v is None or type(v) is ready else inner(v)
+
+    return convert

@@ -1,0 +1,146 @@
+"""Helpers of the MySQL CDC integration tests: databases, a concurrent writer, a model target."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from icetide.embedded.mariadb import MariaDBInfo
+from icetide.sources.base import Position
+from icetide.sources.mysql.schema import TableSchema, quote, quote_table
+from icetide.sources.mysql.source import MySqlSource
+
+ITEMS = (
+    "CREATE TABLE {t} (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, qty INT, "
+    "price DECIMAL(10,4), updated TIMESTAMP(3) NULL, note TEXT)"
+)
+
+
+def new_database(info: MariaDBInfo, prefix: str = "t") -> str:
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {quote(name)}")
+    conn.close()
+    return name
+
+
+def create_items(info: MariaDBInfo, db: str, rows: int, table: str = "items") -> str:
+    """``db.items`` with ``rows`` rows (ids 1..rows); returns the qualified name."""
+    qualified = f"{db}.{table}"
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute(ITEMS.format(t=quote_table(qualified)))
+        data = [(i, f"item{i}", i % 17, Decimal(i) / 7, f"note {i}") for i in range(1, rows + 1)]
+        for at in range(0, len(data), 5000):
+            cur.executemany(
+                f"INSERT INTO {quote_table(qualified)} VALUES (%s, %s, %s, ROUND(%s, 4), "
+                "NOW(3), %s)", data[at:at + 5000])
+    conn.close()
+    return qualified
+
+
+class Writer(threading.Thread):
+    """Random inserts, updates (also of the key), deletes, multi-row and rolled-back
+    transactions on an ``items`` table until stopped."""
+
+    def __init__(self, info: MariaDBInfo, table: str, next_id: int, seed: int = 7,
+                 pause: float = 0.002) -> None:
+        super().__init__(daemon=True)
+        self.info, self.table, self.next_id = info, quote_table(table), next_id
+        self.rand = random.Random(seed)
+        self.pause = pause
+        self.stop_event = threading.Event()
+        self.ops = 0
+        self.error: BaseException | None = None
+
+    def _one(self, cur: Any) -> None:
+        r, t = self.rand.random(), self.table
+        some = self.rand.randrange(1, self.next_id)
+        if r < 0.3:
+            self.next_id += 1
+            cur.execute(f"INSERT INTO {t} VALUES (%s, %s, %s, %s, NOW(3), %s)",
+                        (self.next_id, f"new{self.next_id}", 1, Decimal("1.2345"), "w"))
+        elif r < 0.7:
+            cur.execute(f"UPDATE {t} SET qty = qty + 1, price = price + 0.0001, "
+                        "updated = NOW(3), note = CONCAT(note, '+') WHERE id = %s", (some,))
+        elif r < 0.85:
+            cur.execute(f"DELETE FROM {t} WHERE id = %s", (some,))
+        else:
+            self.next_id += 1
+            cur.execute(f"UPDATE IGNORE {t} SET id = %s WHERE id = %s", (self.next_id, some))
+        self.ops += 1
+
+    def run(self) -> None:
+        try:
+            conn = self.info.connect()
+            with conn.cursor() as cur:
+                while not self.stop_event.is_set():
+                    if self.rand.random() < 0.2:
+                        conn.begin()
+                        for _ in range(self.rand.randrange(2, 6)):
+                            self._one(cur)
+                        conn.rollback() if self.rand.random() < 0.2 else conn.commit()
+                    else:
+                        self._one(cur)
+                    time.sleep(self.pause)  # a steady writer, not a benchmark
+            conn.close()
+        except BaseException as exc:  # surfaced by stop()
+            self.error = exc
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(30)
+        if self.error is not None:
+            raise self.error
+
+
+Model = dict[tuple[Any, ...], tuple[Any, ...]]
+
+
+def apply(model: Model, rows: list[tuple[Any, ...]], schema: TableSchema) -> None:
+    """Apply Spark-ready rows (upsert / delete by key) to an in-memory target."""
+    n = len(schema.columns)
+    key_idx = [schema.names.index(k) for k in schema.primary_key]
+    for row in rows:
+        values = row[:n]
+        key = tuple(values[i] for i in key_idx)
+        if row[n] == "d":
+            model.pop(key, None)
+        else:
+            model[key] = values
+
+
+def source_state(info: MariaDBInfo, schema: TableSchema) -> Model:
+    """The table as it is now, converted like the source converts."""
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute("SET time_zone = '+00:00'")
+        cur.execute(f"SELECT {', '.join(quote(c) for c in schema.names)} "
+                    f"FROM {quote_table(schema.qualified)}")
+        fetched = cur.fetchall()
+    conn.close()
+    convert = schema.converters()
+    key_idx = [schema.names.index(k) for k in schema.primary_key]
+    out: Model = {}
+    for raw in fetched:
+        values = tuple(f(v) for f, v in zip(convert, raw, strict=True))
+        out[tuple(values[i] for i in key_idx)] = values
+    return out
+
+
+def drain(source: MySqlSource, start: Position, models: dict[str, Model],
+          max_records: int = 500) -> Position:
+    """Plan/apply batches until the source has nothing more; returns the last end."""
+    pos = start
+    while True:
+        batch = source.plan(pos, max_records)
+        if batch is None:
+            return pos
+        for table, rows in source.rows(batch).items():
+            apply(models.setdefault(table, {}), rows, source.schema(table))
+        pos = batch.end
