@@ -67,7 +67,8 @@ def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
         marker = Marker.from_summary(summary)
         if marker and marker.flow == flow.name and marker.committed_at_ms:
             (end,) = marker.end.values()
-            batches.append((marker.committed_at_ms, {k: int(v) for k, v in end.items()}))
+            offsets = {k: int(v) for k, v in end.items() if k.isdigit()}
+            batches.append((marker.committed_at_ms, offsets))
     batches.sort()
     rows = spark.sql(  # type: ignore[attr-defined]
         f"SELECT _kafka_partition p, _kafka_offset o, updateTime t FROM {flow.target} "

@@ -47,8 +47,11 @@ class BatchContext:
         """``db.table`` → ``catalog.db.table`` (already-qualified names pass through)."""
         return name if name.count(".") >= 2 else f"{self.catalog}.{name}"
 
-    def read_source(self, name: str) -> DataFrame:
-        """The rows of this batch's range of a source (by name or key), read once and cached."""
+    def read_source(self, name: str, *, cache: bool = True) -> DataFrame:
+        """The rows of this batch's range of a source (by name or key), read once.
+
+        With ``cache=False`` the caller caches what it derives (see :meth:`keep`).
+        """
         key = self.aliases.get(name, name)
         if key not in self.sources:
             known = ", ".join(sorted(self.sources)) or "none"
@@ -57,12 +60,22 @@ class BatchContext:
                 f"(declared: {known}); declare it under `sources:` in icetide-pipeline.yml"
             )
         self.accessed.add(key)
+        if not cache:
+            return self.sources[key].read(self.spark, self.batches[key])
         if key not in self._cache:
             from pyspark import StorageLevel
 
             df = self.sources[key].read(self.spark, self.batches[key])
             self._cache[key] = df.persist(StorageLevel.MEMORY_AND_DISK)
         return self._cache[key]
+
+    def keep(self, label: str, df: DataFrame) -> DataFrame:
+        """Persist ``df`` for the rest of the batch (released with the batch)."""
+        from pyspark import StorageLevel
+
+        kept = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self._cache[label] = kept
+        return kept
 
     def add_source(self, source: Source, batch: BatchRange) -> None:
         """Register a source found while the transform runs (discovery of dp.read_stream)."""

@@ -31,14 +31,17 @@ def read_json(
     from pyspark.sql.types import StructType as _StructType
     from pyspark.sql.types import _parse_datatype_string
 
-    from icetide.sources.kafka.decode import parse_json
+    from icetide.sources.kafka.decode import decode_json, split_decoded
 
     ctx = current_batch()
     struct = schema if isinstance(schema, _StructType) else _parse_datatype_string(schema)
     if not isinstance(struct, _StructType):
         raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
-    raw = ctx.read_source(source)
-    valid, invalid = parse_json(raw, struct, required)
+    raw = ctx.read_source(source, cache=False)
+    # Parse every row exactly once: the decoded frame is what is cached, and both the
+    # valid rows and the dead letters are cut from it.
+    decoded = ctx.keep(f"decoded:{source}", decode_json(raw, struct, required))
+    valid, invalid = split_decoded(decoded)
     key = ctx.aliases.get(source, source)
     ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key))
     # Iceberg reserves `_partition` (and friends) for metadata columns: provenance is _kafka_*.

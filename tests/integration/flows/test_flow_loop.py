@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from icetide.config import KafkaConfig
-from icetide.embedded.broker import EmbeddedBroker
+from icetide.embedded.broker import EmbeddedBroker, free_port
 from icetide.flows import commit
 from icetide.flows.context import BatchContext
 from icetide.flows.dlq import ensure_dlq_table
@@ -83,7 +84,9 @@ def test_batches_commit_rows_dead_letters_and_positions(
 
     marker = commit.last_marker(spark, target, "clicks_flow")
     assert marker is not None
-    assert sum(marker.end[f"kafka:{name}"].values()) == 3000
+    offsets = marker.end[f"kafka:{name}"]
+    assert sum(v for k, v in offsets.items() if k.isdigit()) == 3000
+    assert offsets["cluster"].startswith("icetide-")  # the embedded broker's cluster id
     assert loop.run_batch() is None  # caught up: a replay plans nothing
 
 
@@ -138,3 +141,23 @@ def test_empty_append_advances_position(spark: SparkSession, loop_broker: str) -
     marker = commit.last_marker(spark, target, "g")
     assert marker is not None and marker.dlq_rows == 50
     assert loop.run_batch() is None
+
+
+def test_restarted_in_memory_broker_is_read_from_its_beginning(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """Offsets committed on one (in-memory) broker are never applied to its empty successor."""
+    name = f"t{next(_names)}"
+    target, dlq = _tables(spark, name)
+    port = free_port()
+    with EmbeddedBroker(port, tmp_path / "first") as first:
+        produce_clicks(first.bootstrap, name, GenOptions(count=600, seed=5))
+        FlowLoop(spark, _flow("h", name, first.bootstrap, target, dlq)).run_until_caught_up()
+    with EmbeddedBroker(port, tmp_path / "second") as second:
+        # Fewer events than were committed: old offsets would be "in range" and skip them.
+        produce_clicks(second.bootstrap, name, GenOptions(count=300, seed=6))
+        loop = FlowLoop(spark, _flow("h", name, second.bootstrap, target, dlq))
+        loop.run_until_caught_up()
+    assert spark.table(target).count() == 900
+    marker = commit.last_marker(spark, target, "h")
+    assert marker is not None
+    assert marker.end[f"kafka:{name}"]["cluster"] != marker.start[f"kafka:{name}"]["cluster"]
