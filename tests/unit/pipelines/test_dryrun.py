@@ -138,7 +138,6 @@ def test_dry_run_writes_nothing_and_keeps_the_input_graph() -> None:
 
 
 def test_merge_engines_are_checked_by_the_tables_parser() -> None:
-    pytest.importorskip("icetide.tables.merge_engines")
     good = TableSpec("db.good", primary_key=("id",), merge_engine="deduplicate")
     bad = TableSpec("db.bad", primary_key=("id",), merge_engine="bogus")
     report = dry_run(_graph([good, bad], [FlowSpec("db.good", "db.good", query=_q),
