@@ -97,3 +97,8 @@ class Background(threading.Thread):
         if self.error is not None:
             raise self.error
         return self.result
+
+
+def offsets(position: dict[str, object]) -> dict[str, object]:
+    """A Kafka position without its cluster id: just the offsets per partition."""
+    return {k: v for k, v in position.items() if k != "cluster"}
