@@ -1,0 +1,105 @@
+"""Helpers for the layer tests: a private catalog, CDC-like dimensions, click events."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from icetide.flows.markers import Marker
+from icetide.flows.sinks import MergeSink
+from icetide.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.pipelines.spec import TableSpec
+from icetide.pipelines.targets import ensure_table
+from icetide.tables.changelog import changelog_table_name
+from icetide.tables.merge_engines import Deduplicate
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "examples" / "clickstream"
+PRODUCT_COLS = [("productId", "string"), ("name", "string"), ("description", "string"),
+                ("product_price", "decimal(10,4)"), ("update_time", "timestamp")]
+MEMBER_COLS = [("userid", "string"), ("name", "string"), ("show_params", "string"),
+               ("memberLevel", "int"), ("update_time", "timestamp")]
+UIDS = [m[0] for m in USER_MEMBERS] + ["42"]  # "42" is no member
+
+
+def register_catalog(spark: SparkSession, name: str, warehouse: Path) -> None:
+    """A hadoop catalog ``name`` on ``warehouse`` (no catalog cache: flows see each commit)."""
+    prefix = f"spark.sql.catalog.{name}"
+    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set(f"{prefix}.type", "hadoop")
+    spark.conf.set(f"{prefix}.warehouse", str(warehouse))
+    spark.conf.set(f"{prefix}.cache-enabled", "false")
+
+
+def copy_pipelines(dest: Path, catalog: str, topic: str) -> tuple[Path, Path]:
+    """The seed pipeline and the layers pipeline, pointed at ``catalog`` and ``topic``."""
+    seed, layers = dest / "clickstream", dest / "clickstream" / "layers"
+    layers.mkdir(parents=True)
+    for src, dst in ((EXAMPLE, seed), (EXAMPLE / "layers", layers)):
+        for path in [*src.glob("*.py"), src / "icetide-pipeline.yml"]:
+            shutil.copy(path, dst / path.name)
+        spec = dst / "icetide-pipeline.yml"
+        text = spec.read_text().replace("catalog: lake", f"catalog: {catalog}")
+        spec.write_text(text.replace("topic: clicktopic", f"topic: {topic}"))
+    return seed, layers
+
+
+class Dimensions:
+    """``dim_db.products`` / ``dim_db.user_member`` as CDC would leave them: PK + changelog."""
+
+    def __init__(self, spark: SparkSession, catalog: str) -> None:
+        self.spark, self.catalog, self.batch = spark, catalog, 0
+
+    def upsert(self, table: str, key: str, columns: Sequence[tuple[str, str]],
+               rows: Sequence[tuple[object, ...]]) -> None:
+        ident = f"{self.catalog}.{table}"
+        ensure_table(self.spark, ident, TableSpec(name=table, primary_key=(key,),
+                                                  changelog=True), columns)
+        schema = ", ".join(f"`{n}` {t}" for n, t in columns)
+        df = self.spark.createDataFrame(list(rows), schema)
+        sink = MergeSink(Deduplicate("update_time"), (key,),
+                         changelog=f"{self.catalog}.{changelog_table_name(table)}")
+        marker = Marker("test.cdc", {"n": self.batch}, {"n": self.batch + 1})
+        self.batch += 1
+        sink.write(self.spark, df, ident, marker.to_summary(), frozenset())
+
+    def seed(self, now: object) -> None:
+        self.upsert("dim_db.products", "productId", PRODUCT_COLS,
+                    [(*p, now) for p in PRODUCTS])
+        self.upsert("dim_db.user_member", "userid", MEMBER_COLS,
+                    [(*m, now) for m in USER_MEMBERS])
+
+    def set_price(self, product: str, price: Decimal, now: object) -> None:
+        row = next(p for p in PRODUCTS if p[0] == product)
+        self.upsert("dim_db.products", "productId", PRODUCT_COLS,
+                    [(row[0], row[1], row[2], price, now)])
+
+    def set_level(self, uid: str, level: int, now: object) -> None:
+        row = next(m for m in USER_MEMBERS if m[0] == uid)
+        self.upsert("dim_db.user_member", "userid", MEMBER_COLS,
+                    [(row[0], row[1], row[2], level, now)])
+
+
+def click_events(first: int, n: int, base_ms: int) -> list[bytes]:
+    """``n`` click events; product "1" is the hot key (every second event)."""
+    out = []
+    for i in range(first, first + n):
+        event = {"cookieId": f"c{i}", "expendTime": i % 50, "webpageId": i % 5,
+                 "uid": UIDS[i % len(UIDS)], "productId": "1" if i % 2 == 0 else str(2 + i % 8),
+                 "updateTime": base_ms + i * 1000}
+        out.append(json.dumps(event).encode())
+    return out
+
+
+def produce(bootstrap: str, topic: str, values: Sequence[bytes]) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for value in values:
+        producer.produce(topic, value)
+    producer.flush(30)
