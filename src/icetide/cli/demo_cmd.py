@@ -11,12 +11,29 @@ import click
 
 from icetide.cli.options import config_option, settings_from
 from icetide.cli.run_cmd import _print_batch
+from icetide.config import Settings
+from icetide.demo.runner import DemoOptions, DemoReport
 
 SUMMARY_SQL = (
     "SELECT productId, name, product_price, count(*) AS views, count(DISTINCT uid) AS uv "
     "FROM ods_behavior.clickevent GROUP BY productId, name, product_price "
     "ORDER BY views DESC LIMIT 10"
 )
+
+
+def _run(settings: Settings, options: DemoOptions, stop: threading.Event,
+         live: bool) -> DemoReport:
+    """The demo under the live table (refreshed every second), or one line per batch."""
+    from icetide.demo.runner import run_demo
+
+    if not live:
+        return run_demo(settings, options, stop, on_batch=_print_batch)
+    from rich.console import Console
+
+    from icetide.demo.live import LiveStatus
+
+    with LiveStatus(settings, Console()):
+        return run_demo(settings, options, stop)
 
 
 @click.command()
@@ -30,16 +47,18 @@ SUMMARY_SQL = (
               metavar="SECONDS", help="Seconds between micro-batches.")
 @click.option("--pipeline", type=click.Path(exists=True, path_type=Path), default=None,
               help="Pipeline folder (default: examples/clickstream).")
+@click.option("--live/--no-live", default=True, show_default=True,
+              help="Live table of the lake refreshed every second (--no-live: one line per "
+                   "batch, for CI and logs).")
 @config_option
 def demo(duration: float, rate: float, bad_ratio: float, trigger_interval: float,
-         pipeline: Path | None, config_path: Path | None) -> None:
+         pipeline: Path | None, live: bool, config_path: Path | None) -> None:
     """Run the seed system end to end with no configuration.
 
     Starts the embedded Kafka-compatible broker, loads the seed's products and members
     into dim_db, generates click events and runs examples/clickstream until the duration
     ends or Ctrl-C; then prints what landed. The lake stays queryable with `icetide sql`.
     """
-    from icetide.demo.runner import DemoOptions, run_demo
     from icetide.query.spark_sql import run_sql
     from icetide.runtime.session import get_spark
 
@@ -54,11 +73,11 @@ def demo(duration: float, rate: float, bad_ratio: float, trigger_interval: float
     options = DemoOptions(duration=duration or None, rate=rate, bad_ratio=bad_ratio,
                           trigger_interval=trigger_interval, pipeline=pipeline)
     click.echo(f"icetide demo: state in {settings.home.resolve()}; Ctrl-C to stop")
-    report = run_demo(settings, options, stop, on_batch=_print_batch)
+    report = _run(settings, options, stop, live)
     gen = report.generated
     click.echo(f"generated {gen.total} events ({gen.valid} valid, {gen.malformed} malformed) "
                f"at {gen.rate:,.0f} events/s")
-    result = run_sql(get_spark(settings), SUMMARY_SQL)
+    result = run_sql(get_spark(report.settings or settings), SUMMARY_SQL)
     click.echo("views per product (ods_behavior.clickevent):")
     for row in result.rows:
         click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))

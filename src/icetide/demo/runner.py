@@ -18,7 +18,7 @@ from icetide.config import Settings
 from icetide.embedded.broker import EmbeddedBroker, free_port, port_in_use
 from icetide.errors import PipelineError
 from icetide.flows.loop import BatchResult
-from icetide.gen.clicks import GenOptions, GenReport, produce_clicks
+from icetide.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ class DemoReport:
     generated: GenReport
     committed_rows: int
     dead_letters: int
+    #: the settings the demo ran with (kafka.bootstrap = its broker): get_spark(this)
+    settings: Settings | None = None
 
 
 def _broker(settings: Settings) -> EmbeddedBroker:
@@ -84,6 +86,8 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
             update={"bootstrap": broker.bootstrap, "offset_out_of_range": "earliest"})})
         spark = get_spark(run_settings)
         load_seed_dimensions(spark, run_settings.catalog.name)
+        # before the first plan: a re-run resumes committed positions on this fresh broker
+        ensure_topic(broker.bootstrap, DEMO_TOPIC)
         generated: list[GenReport] = []
         gen = threading.Thread(target=lambda: generated.append(produce_clicks(
             broker.bootstrap, DEMO_TOPIC,
@@ -102,4 +106,4 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
     rows = sum(r.rows for results in drained.values() for r in results)
     dlq = sum(r.dlq_rows for results in drained.values() for r in results)
     log.info("demo drained %d rows and %d dead letters after the stop", rows, dlq)
-    return DemoReport(generated[0], rows, dlq)
+    return DemoReport(generated[0], rows, dlq, run_settings)

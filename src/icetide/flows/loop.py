@@ -34,6 +34,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Transform = Callable[[BatchContext], "DataFrame"]
+#: Marker extra key (``icetide.freshness.achieved-ms``): commit time − newest event time.
+ACHIEVED_FRESHNESS = "freshness.achieved-ms"
+
+
+@dataclass(frozen=True)
+class CheckedBatch:
+    """A batch after its data-quality checks (see :mod:`icetide.pipelines.quality`)."""
+
+    out: DataFrame
+    rows: int
+    max_event_time_ms: int | None
+    extra: Mapping[str, str]
+
+
+#: Checks the persisted batch in one pass: ``(out, event_time_column) -> CheckedBatch``;
+#: raising fails the batch (nothing is committed).
+Checker = Callable[["DataFrame", "str | None"], CheckedBatch]
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,7 @@ class Flow:
     catalog: str = "lake"
     config: Mapping[str, Any] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
+    checker: Checker | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,8 @@ class FlowLoop:
     def __init__(self, spark: SparkSession, flow: Flow) -> None:
         self.spark = spark
         self.flow = flow
+        #: Extra marker keys the driver sets (e.g. the chosen refresh mode).
+        self.summary_extra: dict[str, str] = {}
 
     # -- positions -------------------------------------------------------------------
     def committed_start(self) -> dict[str, Any]:
@@ -149,23 +169,41 @@ class FlowLoop:
         rows_in = sum(b.records for b in ctx.batches.values())
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            rows, max_event = self._stats(out)
+            rows, max_event, kept, extra = self._check(out)
             dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
             marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
                             dlq_rows=dlq_rows, max_event_time_ms=max_event,
                             batch_ms=int((time.monotonic() - began) * 1000),
-                            committed_at_ms=int(time.time() * 1000))
-            self.flow.sink.write(self.spark, out, self.flow.target, marker.to_summary(),
+                            committed_at_ms=(now := int(time.time() * 1000)),
+                            extra=self._extra(extra, max_event, now))
+            self.flow.sink.write(self.spark, kept, self.flow.target, marker.to_summary(),
                                  frozenset(sides_done))
         finally:
             out.unpersist()
         seconds = time.monotonic() - began
         cap = self.flow.max_records
-        caught_up = cap is None or all(b.records < cap for b in ctx.batches.values())
+        # a source may say itself whether it has more (info["caught_up"], e.g. CDC)
+        caught_up = all(b.info.get("caught_up", cap is None or b.records < cap)
+                        for b in ctx.batches.values())
         log.info("flow %s: committed %d rows (%d in, %d dead letters) in %.2fs",
                  self.flow.name, rows, rows_in, dlq_rows, seconds)
         return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
                            seconds, caught_up)
+
+    def _check(self, out: DataFrame) -> tuple[int, int | None, DataFrame, Mapping[str, str]]:
+        """Rows, newest event time, the rows to commit and extra marker keys."""
+        if self.flow.checker is None:
+            rows, max_event = self._stats(out)
+            return rows, max_event, out, {}
+        checked = self.flow.checker(out, self.flow.event_time_column)
+        return checked.rows, checked.max_event_time_ms, checked.out, checked.extra
+
+    def _extra(self, extra: Mapping[str, str], max_event: int | None,
+               now_ms: int) -> dict[str, str]:
+        merged = {**self.summary_extra, **extra}
+        if max_event is not None:
+            merged[ACHIEVED_FRESHNESS] = str(now_ms - max_event)
+        return merged
 
     def _stats(self, out: DataFrame) -> tuple[int, int | None]:
         from pyspark.sql import functions as F
@@ -213,8 +251,13 @@ class FlowLoop:
         return results
 
     def run_forever(self, trigger_interval: float, stop: Event,
-                    on_batch: Callable[[BatchResult], None] | None = None) -> None:
-        """Continuous mode: a batch every ``trigger_interval`` seconds until ``stop`` is set."""
+                    on_batch: Callable[[BatchResult], None] | None = None,
+                    pace: Callable[[BatchResult | None], float] | None = None) -> None:
+        """Continuous mode: a batch every ``trigger_interval`` seconds until ``stop`` is set.
+
+        ``pace`` (e.g. the freshness planner) sees every batch result and returns the
+        seconds between batch starts instead of ``trigger_interval``.
+        """
         failures = 0
         while not stop.is_set():
             began = time.monotonic()
@@ -232,6 +275,7 @@ class FlowLoop:
                 continue
             if result is not None and on_batch is not None:
                 on_batch(result)
+            interval = trigger_interval if pace is None else pace(result)
             if result is not None and not result.caught_up:
                 continue  # behind: next batch immediately
-            stop.wait(max(0.0, trigger_interval - (time.monotonic() - began)))
+            stop.wait(max(0.0, interval - (time.monotonic() - began)))

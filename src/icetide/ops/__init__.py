@@ -1,0 +1,1 @@
+"""Operations: what the lake's tables and flows are doing (``icetide status``)."""

@@ -22,7 +22,10 @@ from icetide.errors import IcetideError, PipelineError
 from icetide.flows.context import BatchContext, bound, current_batch
 from icetide.flows.dlq import ensure_dlq_table
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.flows.sinks import SerializedSink
 from icetide.pipelines.graph import PipelineGraph
+from icetide.pipelines.pacing import FreshnessPacer, FreshnessTarget, once_summary
+from icetide.pipelines.quality import checker_for
 from icetide.pipelines.reader import set_reader
 from icetide.pipelines.spec import FlowSpec, TableSpec, call_query
 from icetide.pipelines.targets import ensure_table, event_time_column, sink_for
@@ -70,14 +73,30 @@ class MissingTable(PipelineError):
         self.ident = ident
 
 
+_hook_lock = threading.Lock()
+_hook_users: list[object] = []  # one entry per active table_reader() block
+
+
 @contextmanager
 def table_reader() -> Iterator[None]:
-    """Install the ``dp.read`` hook: tables resolve to their current snapshot."""
-    previous = set_reader(_read_table)
+    """Install the ``dp.read`` hook: tables resolve to their current snapshot.
+
+    Flows of a continuous run (and several pipelines in one process) enter this from
+    many threads at once; the hook is process-wide, so the first block in installs it
+    and only the last one out restores the previous hook.
+    """
+    token = object()
+    with _hook_lock:
+        if not _hook_users:
+            _hook_users.append(set_reader(_read_table))  # slot 0: the previous hook
+        _hook_users.append(token)
     try:
         yield
     finally:
-        set_reader(previous)
+        with _hook_lock:
+            _hook_users.remove(token)
+            if len(_hook_users) == 1:
+                set_reader(_hook_users.pop())  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -178,6 +197,10 @@ class PipelineRun:
             from icetide.pipelines.cdc import compile_auto_cdc
 
             return compile_auto_cdc(self, spec), spec.static_inputs
+        if spec.kind == "batch":  # a materialized view: refreshed when its inputs change
+            from icetide.pipelines.refresh import compile_materialized_view
+
+            return compile_materialized_view(self, spec)
         found = self.discover(spec)
         table = self.graph.table(spec.target)
         ident = self.ensure_target(table, found)
@@ -190,9 +213,12 @@ class PipelineRun:
 
         return Flow(
             name=spec.name, target=ident, sources=dict(found.sources), transform=transform,
-            sink=sink_for(ident, table, [c for c, _ in found.columns]),
+            sink=SerializedSink.when_shared(  # flows into one table commit in turn
+                sink_for(ident, table, [c for c, _ in found.columns]),
+                sum(f.target == spec.target for f in self.graph.flows.values())),
             side_tables=found.side_tables,
             event_time_column=event_time_column(table),
+            checker=checker_for(table.name, table.expectations),
             max_records=self.settings.kafka.max_records_per_trigger, catalog=self.catalog,
             config=self.graph.spec.configuration, aliases=self.aliases,
         ), found.inputs
@@ -222,12 +248,20 @@ class PipelineRun:
         return [flows[name] for name in order if name in flows]
 
     # -- driving ---------------------------------------------------------------------
+    def freshness_target(self, flow: Flow) -> FreshnessTarget:
+        """The freshness target of ``flow``'s table (else the pipeline default)."""
+        spec = self.graph.flows.get(flow.name)
+        table = self.graph.tables.get(spec.target) if spec is not None else None
+        return FreshnessTarget.of(table, self.graph.spec.defaults)
+
     def run_once(self, on_batch: Callable[[BatchResult], None] | None = None
                  ) -> dict[str, list[BatchResult]]:
         """Process everything available now, flow by flow in dependency order."""
         done: dict[str, list[BatchResult]] = {}
         for flow in self.compile_all():
-            results = FlowLoop(self.spark, flow).run_until_caught_up()
+            loop = FlowLoop(self.spark, flow)
+            loop.summary_extra.update(once_summary(self.freshness_target(flow)))
+            results = loop.run_until_caught_up()
             for result in results:
                 if on_batch is not None:
                     on_batch(result)
@@ -242,7 +276,9 @@ class PipelineRun:
 
         def drive(flow: Flow) -> None:
             try:
-                FlowLoop(self.spark, flow).run_forever(self.trigger_interval(), stop, on_batch)
+                loop = FlowLoop(self.spark, flow)
+                pacer = FreshnessPacer(loop, self.freshness_target(flow), self.trigger_interval())
+                loop.run_forever(self.trigger_interval(), stop, on_batch, pace=pacer)
             except BaseException as exc:
                 log.error("flow %s stopped: %s", flow.name, exc)
                 errors.append(exc)
