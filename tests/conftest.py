@@ -1,0 +1,113 @@
+"""Shared pytest fixtures. Keep each section small; add new sections below the existing ones."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from icetide.config import CatalogConfig, Settings, SparkConfig
+from icetide.embedded.postgres import EmbeddedPostgres
+from icetide.runtime.catalogs import POSTGRES_JDBC_JAR
+from icetide.runtime.session import get_spark, stop_spark
+
+# Built jars (relocated Jackson) are shared by all test sessions; CI sets the same default.
+os.environ.setdefault("ICETIDE_JAR_CACHE", str(Path.home() / ".cache" / "icetide" / "jars"))
+
+
+# --- runtime: Settings + the one session-scoped SparkSession (owner: runtime) ---------------
+# `icetide_settings`: the embedded default (hadoop catalog "lake") under a tmp ICETIDE_HOME.
+# `spark`: a real local Spark with Iceberg for that settings object (starting one takes 3-6 s;
+# there is one per test session). The PostgreSQL JDBC driver is on its class path, so tests
+# may add a jdbc catalog at runtime with spark.conf.set("spark.sql.catalog.<other>...", ...).
+
+
+@pytest.fixture(scope="session")
+def icetide_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    home = tmp_path_factory.mktemp("icetide-home")
+    return Settings(
+        home=home,
+        spark=SparkConfig(master="local[2]", driver_memory="1g", shuffle_partitions=2),
+        catalog=CatalogConfig(name="lake", type="hadoop"),
+    )
+
+
+@pytest.fixture(scope="session")
+def spark(icetide_settings: Settings) -> Iterator[SparkSession]:
+    session = get_spark(icetide_settings, extra_jars=[POSTGRES_JDBC_JAR])
+    yield session
+    stop_spark()
+
+
+# --- runtime: a private PostgreSQL server (owner: runtime) ----------------------------------
+# Debian postgresql; runs as the `postgres` OS user when the tests run as root; fsync off.
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[EmbeddedPostgres]:
+    with EmbeddedPostgres(durable=False) as server:
+        yield server
+
+
+# --- end runtime ------------------------------------------------------------------------------
+
+
+# --- mariadb: a private MariaDB server with binlog CDC settings (owner: sources/mysql) -------
+# `mariadb`: connection info (MariaDBInfo) of one server per test session, on loopback with a
+# free port and a private data dir; users icetide_cdc (CDC grants) and icetide_app (all).
+# Tests create their own databases; tests that purge binlogs start their own server.
+
+from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
+    with EmbeddedMariaDB(tmp_path_factory.mktemp("mariadb")) as info:
+        yield info
+
+
+# --- end mariadb ------------------------------------------------------------------------------
+
+
+# --- broker: the embedded Kafka-protocol broker (owner: sources/kafka) ----------------------
+# `broker`: the bootstrap string ("127.0.0.1:<free port>") of one Tansu broker per test
+# session (in-memory: data lives as long as the session). `kafka_topic(partitions=3)` creates
+# a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap, name,
+# partitions)` does the same for any broker. Tests that stop or restart a broker start their
+# own EmbeddedBroker.
+
+import uuid  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+from icetide.embedded.broker import EmbeddedBroker  # noqa: E402
+
+
+def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:
+    """Create topic ``name`` (default: a unique ``t_<hex>``) and return its name."""
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
+
+    topic = name or f"t_{uuid.uuid4().hex[:12]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(10)
+    return topic
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with EmbeddedBroker(None, tmp_path_factory.mktemp("broker")) as embedded:
+        yield embedded.bootstrap
+
+
+@pytest.fixture
+def kafka_topic(broker: str) -> Callable[..., str]:
+    def make(partitions: int = 3, name: str | None = None) -> str:
+        return create_topic(broker, name, partitions)
+
+    return make
+
+
+# --- end broker -------------------------------------------------------------------------------
