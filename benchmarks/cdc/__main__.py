@@ -1,0 +1,230 @@
+"""``python -m benchmarks.cdc``: MySQL/MariaDB CDC into Iceberg, end to end.
+
+On a private embedded MariaDB (Debian ``mariadb-server``) and a local Spark:
+
+1. **snapshot** — a ``--rows`` (default 1M) table copied by a ``create_auto_cdc_flow``
+   flow (``icetide run --once`` in-process): rows/s from the first batch to the
+   switch to the binlog phase;
+2. **binlog apply** — ``--updates`` (default 200k) single-row-image updates (1 000 rows per
+   statement), applied by the same flow: rows/s, next to the raw ``mysql-replication``
+   decode rate of exactly the same binlog range measured in the same run (target:
+   apply ≥ 0.5 × raw);
+3. **MERGE** — one fixed batch of ``--changes`` (10k: 60 % updates, 20 % deletes, 20 %
+   inserts) merged with the CDC sink (deduplicate on ``_cdc_pos``, marker in the same
+   commit) into primary-key targets of each ``--merge-sizes`` (default 1M and 10M rows):
+   seconds, and the growth from the smallest to the largest (target ≤ 1.5×).
+
+Appends the results (with date and machine) to docs/benchmarks.md. Run it on a quiet
+machine; the full sizes need ~4 GB of RAM and a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.report import append_section
+from icetide.config import CatalogConfig, Settings, SparkConfig
+from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+
+ITEMS = ("CREATE TABLE `{db}`.items (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
+         "qty INT, price DECIMAL(10,4), updated TIMESTAMP NULL, note VARCHAR(100))")
+FLOWS = '''
+from icetide import pipelines as dp
+from icetide.sources import mysql
+dp.create_streaming_table("bench_cdc.items", primary_key=["id"])
+dp.create_auto_cdc_flow(target="bench_cdc.items", source=mysql.binlog("shop", table="{db}.items"),
+                        keys=["id"], sequence_by="_pos")
+'''
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.cdc", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=1_000_000, help="snapshot table rows")
+    p.add_argument("--updates", type=int, default=200_000, help="binlog row updates")
+    p.add_argument("--changes", type=int, default=10_000, help="rows of the fixed MERGE batch")
+    p.add_argument("--merge-sizes", default="1000000,10000000",
+                   help="target sizes for the MERGE measurement, comma-separated")
+    p.add_argument("--driver-memory", default="4g")
+    p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    return p.parse_args(argv)
+
+
+def _fill(info: MariaDBInfo, db: str, rows: int) -> None:
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{db}`")
+        cur.execute(ITEMS.format(db=db))
+        for at in range(1, rows + 1, 10_000):
+            data = [(i, f"item{i}", i % 17, f"{i / 7:.4f}", f"note {i}")
+                    for i in range(at, min(at + 10_000, rows + 1))]
+            cur.executemany(f"INSERT INTO `{db}`.items VALUES (%s, %s, %s, %s, NOW(), %s)", data)
+    conn.close()
+
+
+def _pipeline(folder: Path, info: MariaDBInfo, db: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "icetide-pipeline.yml").write_text(
+        "name: bench_cdc\ncatalog: lake\ndatabase: bench_cdc\nsources:\n"
+        f"  shop: {{type: mysql, host: {info.host}, port: {info.port}, user: {info.cdc_user}, "
+        f"password: '{info.cdc_password}', chunk_size: 20000, max_records: 250000}}\n")
+    (folder / "flows.py").write_text(FLOWS.format(db=db))
+    return folder
+
+
+def _run_once(spark: Any, settings: Settings, folder: Path) -> float:
+    from icetide.pipelines import load_pipeline
+    from icetide.pipelines.run import PipelineRun
+
+    run = PipelineRun(spark, settings, load_pipeline(folder))
+    try:
+        began = time.perf_counter()
+        run.run_once()
+        return time.perf_counter() - began
+    finally:
+        run.close()
+
+
+def _update(info: MariaDBInfo, db: str, updates: int) -> None:
+    conn = info.connect()
+    with conn.cursor() as cur:
+        for at in range(1, updates + 1, 1000):
+            cur.execute(f"UPDATE `{db}`.items SET qty = qty + 1, updated = NOW() "
+                        "WHERE id BETWEEN %s AND %s", (at, min(at + 999, updates)))
+    conn.close()
+
+
+def _position(info: MariaDBInfo) -> tuple[str, int]:
+    conn = info.connect("cdc")
+    with conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        row = cur.fetchone()
+    conn.close()
+    return str(row[0]), int(row[1])
+
+
+def _raw_decode(info: MariaDBInfo, start: tuple[str, int], end: tuple[str, int]) -> float:
+    """Row images/s of plain pymysqlreplication over ``[start, end)``."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.row_event import TableMapEvent, UpdateRowsEvent
+
+    stream = BinLogStreamReader(
+        connection_settings=info.connect_args("cdc"), server_id=977, resume_stream=True,
+        log_file=start[0], log_pos=start[1], blocking=False,
+        only_events=[UpdateRowsEvent, TableMapEvent])
+    rows, began = 0, time.perf_counter()
+    for event in stream:
+        if isinstance(event, UpdateRowsEvent):
+            rows += len(event.rows)
+        if (stream.log_file, stream.log_pos) >= end:
+            break
+    took = time.perf_counter() - began
+    stream.close()
+    return rows / took
+
+
+def _merge_table(spark: Any, ident: str, rows: int) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench_merge")
+    spark.sql(f"DROP TABLE IF EXISTS {ident}")
+    spark.sql(f"CREATE TABLE {ident} (id BIGINT NOT NULL, name STRING, qty INT, "
+              "price DECIMAL(10,4), _cdc_pos DECIMAL(38,0), _ts TIMESTAMP) USING iceberg "
+              "PARTITIONED BY (bucket(16, id)) TBLPROPERTIES ('format-version'='2', "
+              "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
+              "'write.merge.mode'='merge-on-read')")
+    spark.sql(f"ALTER TABLE {ident} SET IDENTIFIER FIELDS id")
+    spark.range(rows).selectExpr(
+        "id", "concat('item', id) AS name", "CAST(id % 17 AS INT) AS qty",
+        "CAST(id / 7 AS DECIMAL(10,4)) AS price", "CAST(1 AS DECIMAL(38,0)) AS _cdc_pos",
+        "current_timestamp() AS _ts").writeTo(ident).append()
+
+
+def _changes(spark: Any, rows: int, changes: int) -> Any:
+    """A fixed batch: 60 % updates, 20 % deletes (spread over the table), 20 % inserts."""
+    step = max(rows // changes, 1)
+    return spark.range(changes).selectExpr(
+        f"CASE WHEN id < {changes * 4 // 5} THEN id * {step} ELSE {rows} + id END AS id",
+        "'changed' AS name", "CAST(1 AS INT) AS qty", "CAST(1.5 AS DECIMAL(10,4)) AS price",
+        "CAST(2 AS DECIMAL(38,0)) AS _cdc_pos", "current_timestamp() AS _ts",
+        f"CASE WHEN id < {changes * 3 // 5} THEN '+U' WHEN id < {changes * 4 // 5} THEN '-D' "
+        "ELSE '+I' END AS _op")
+
+
+def _merge_seconds(spark: Any, rows: int, changes: int) -> float:
+    from icetide.flows.markers import Marker
+    from icetide.flows.sinks import MergeSink
+    from icetide.tables.merge_engines import deduplicate
+
+    ident = f"lake.bench_merge.t{rows}"
+    _merge_table(spark, ident, rows)
+    batch = _changes(spark, rows, changes).persist()
+    batch.count()
+    sink = MergeSink(deduplicate("_cdc_pos", on_delete="remove"), ("id",), op_column="_op")
+    props = Marker("bench", {"s": 0}, {"s": 1}, rows=changes).to_summary()
+    began = time.perf_counter()
+    sink.write(spark, batch, ident, props, frozenset())
+    took = time.perf_counter() - began
+    batch.unpersist()
+    return took
+
+
+def _measure(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path,
+             a: argparse.Namespace) -> dict[str, float]:
+    db = "bench_shop"
+    _fill(info, db, a.rows)
+    folder = _pipeline(tmp / "pipeline", info, db)
+    snapshot = _run_once(spark, settings, folder)
+    start = _position(info)
+    _update(info, db, a.updates)
+    end = _position(info)
+    raw = _raw_decode(info, start, end)
+    apply = _run_once(spark, settings, folder)
+    out = {"snapshot_s": snapshot, "snapshot_rps": a.rows / snapshot, "apply_s": apply,
+           "apply_rps": a.updates / apply, "raw_rps": raw}
+    for size in (int(s) for s in a.merge_sizes.split(",")):
+        out[f"merge_{size}"] = _merge_seconds(spark, size, a.changes)
+    return out
+
+
+def _report(a: argparse.Namespace, r: dict[str, float]) -> str:
+    sizes = [int(s) for s in a.merge_sizes.split(",")]
+    merges = ", ".join(f"{s:,} rows: {r[f'merge_{s}']:.2f}s" for s in sizes)
+    growth = r[f"merge_{sizes[-1]}"] / r[f"merge_{sizes[0]}"]
+    ratio = r["apply_rps"] / r["raw_rps"]
+    return f"""Command: `python -m benchmarks.cdc --rows {a.rows} --updates {a.updates} \
+--changes {a.changes} --merge-sizes {a.merge_sizes}`
+
+| measurement | result | target |
+|---|---|---|
+| snapshot of a {a.rows:,}-row table | {r['snapshot_rps']:,.0f} rows/s ({r['snapshot_s']:.1f}s) | |
+| binlog apply, {a.updates:,} updates | {r['apply_rps']:,.0f} rows/s ({r['apply_s']:.1f}s) | \
+≥ 0.5 × raw |
+| raw mysql-replication decode, same range | {r['raw_rps']:,.0f} rows/s | |
+| apply / raw | {ratio:.2f} | ≥ 0.5 |
+| MERGE of {a.changes:,} changes | {merges} | |
+| MERGE growth {sizes[0]:,} → {sizes[-1]:,} rows | {growth:.2f}× | ≤ 1.5× |
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    from icetide.runtime.session import get_spark
+
+    a = _args(argv)
+    with tempfile.TemporaryDirectory(prefix="icetide-bench-cdc-") as tmp_name:
+        tmp = Path(tmp_name)
+        settings = Settings(home=tmp / "home", spark=SparkConfig(driver_memory=a.driver_memory),
+                            catalog=CatalogConfig())
+        spark = get_spark(settings)
+        with EmbeddedMariaDB(tmp / "mariadb") as info:
+            results = _measure(spark, settings, info, tmp, a)
+    body = _report(a, results)
+    print(body)
+    if not a.no_doc:
+        print(f"written to {append_section('MySQL CDC (benchmarks/cdc)', body)}")
+
+
+if __name__ == "__main__":
+    main()

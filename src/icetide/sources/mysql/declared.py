@@ -1,0 +1,67 @@
+"""The pipeline-level entry of a MySQL source (``sources: {shop: {type: mysql, ...}}``).
+
+A declared MySQL source is not read by itself: each ``create_auto_cdc_flow`` over it
+builds its own :class:`~icetide.sources.mysql.source.MySqlSource` (narrowed to the flow's
+tables, with its own replication ``server_id``, snapshot view and position) through
+:meth:`MySqlDeclaration.follow`. As a :class:`~icetide.sources.base.Source` it is inert —
+the runner's discovery of query flows plans empty batches of every declared source, and
+a MySQL snapshot must not start for that — and reading it from a query function is an
+error naming the fix. :meth:`close` closes every source built from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from icetide.errors import SourceError
+from icetide.sources.base import BatchRange, Position, Source
+from icetide.sources.mysql.filters import TableFilter
+from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class MySqlDeclaration(Source):
+    """A MySQL/MariaDB server and the tables a pipeline may follow on it."""
+
+    def __init__(self, config: MySqlSourceConfig) -> None:
+        TableFilter(config.include, config.exclude)  # bad patterns fail at load time
+        self.config = config
+        self.key = f"mysql:{config.name}"
+        self.built: list[MySqlSource] = []
+
+    def follow(self, name: str, include: tuple[str, ...],
+               exclude: tuple[str, ...]) -> MySqlSource:
+        """A source of its own for one flow (tables: ``include`` minus both excludes)."""
+        config = dataclasses.replace(
+            self.config, name=f"{self.config.name}:{name}",
+            include=include or self.config.include,
+            exclude=(*self.config.exclude, *exclude), server_id=None)
+        source = MySqlSource(config)
+        self.built.append(source)
+        return source
+
+    def initial_position(self) -> Position:
+        return {}
+
+    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+        return None
+
+    def plan_to(self, start: Position, end: Position) -> BatchRange:
+        return BatchRange(start, end, 0)
+
+    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+        raise SourceError(
+            f"MySQL source {self.config.name!r} is read by CDC flows only: declare "
+            f"dp.create_auto_cdc_flow(target=..., source=mysql.binlog({self.config.name!r}, "
+            "table='db.table'), keys=[...], sequence_by='_pos') and read its target table")
+
+    def lag(self, position: Position) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        for source in self.built:
+            source.close()
+        self.built.clear()

@@ -1,0 +1,161 @@
+"""Helpers of the CDC pipeline tests: a pipeline folder for a MariaDB database, comparisons."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from icetide.embedded.mariadb import MariaDBInfo
+from icetide.sources.mysql.schema import quote, quote_table
+
+DIMS = '''
+from icetide import pipelines as dp
+from icetide.sources import mysql
+
+dp.create_streaming_table("{lake_db}.products", primary_key=["productId"]{products_props})
+dp.create_streaming_table("{lake_db}.user_member", primary_key=["userid"], changelog=True)
+dp.create_auto_cdc_flow(target="{lake_db}.products",
+                        source=mysql.binlog("shop", table="{db}.products"),
+                        keys=["productId"], sequence_by="_pos")
+dp.create_auto_cdc_flow(target="{lake_db}.user_member",
+                        source=mysql.binlog("shop", table="{db}.user_member"),
+                        keys=["userid"], sequence_by="_pos")
+'''
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def source_yaml(info: MariaDBInfo, chunk_size: int = 1000, max_records: int = 5000,
+                extra: str = "") -> str:
+    return (f"  shop: {{type: mysql, host: {info.host}, port: {info.port}, "
+            f"user: {info.cdc_user}, password: '{info.cdc_password}', "
+            f"chunk_size: {chunk_size}, max_records: {max_records}{extra}}}\n")
+
+
+def write_pipeline(folder: Path, info: MariaDBInfo, lake_db: str, flows: str,
+                   chunk_size: int = 1000, max_records: int = 5000,
+                   trigger: str = "2s") -> Path:
+    """``folder`` with an icetide-pipeline.yml (source ``shop``) and ``flows.py``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "icetide-pipeline.yml").write_text(
+        f"name: cdc_test\ncatalog: lake\ndatabase: {lake_db}\nsources:\n"
+        + source_yaml(info, chunk_size, max_records)
+        + f"defaults:\n  trigger_interval: {trigger}\n")
+    (folder / "flows.py").write_text(flows)
+    return folder
+
+
+def dims_flows(db: str, lake_db: str, products_props: str = "") -> str:
+    return DIMS.format(db=db, lake_db=lake_db, products_props=products_props)
+
+
+def mysql_rows(info: MariaDBInfo, table: str, columns: list[str]) -> set[tuple[Any, ...]]:
+    """The upstream rows as tuples of strings (NULL → None), TIMESTAMPs in UTC."""
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute("SET time_zone = '+00:00'")
+        cols = ", ".join(f"CAST({quote(c)} AS CHAR)" for c in columns)
+        cur.execute(f"SELECT {cols} FROM {quote_table(table)}")
+        rows = {tuple(None if v is None else str(v) for v in r) for r in cur.fetchall()}
+    conn.close()
+    return rows
+
+
+def lake_rows(spark: SparkSession, ident: str, columns: list[str]) -> set[tuple[Any, ...]]:
+    """The lake rows in the same text form as :func:`mysql_rows` (timestamps as UTC)."""
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    exprs = []
+    for f in spark.table(ident).schema.fields:
+        if f.name not in columns:
+            continue
+        kind = f.dataType.simpleString()
+        col = f"`{f.name}`"
+        if kind.startswith("timestamp"):
+            exprs.append(f"date_format({col}, 'yyyy-MM-dd HH:mm:ss') AS {col}")
+        else:
+            exprs.append(f"CAST({col} AS STRING) AS {col}")
+    ordered = spark.table(ident).selectExpr(*exprs).select(*[f"`{c}`" for c in columns])
+    return {tuple(r) for r in ordered.collect()}
+
+
+ITEMS_DDL = ("CREATE TABLE {t} (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
+             "qty INT, price DECIMAL(10,4), updated TIMESTAMP NULL, note TEXT)")
+ITEMS_COLS = ["id", "name", "qty", "price", "updated", "note"]
+
+
+def create_items(info: MariaDBInfo, db: str, rows: int) -> str:
+    """``db.items`` with ids 1..rows; returns the qualified name."""
+    table = f"{db}.items"
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute(ITEMS_DDL.format(t=quote_table(table)))
+        data = [(i, f"item{i}", i % 17, f"{i / 7:.4f}", f"note {i}") for i in range(1, rows + 1)]
+        for at in range(0, rows, 2000):
+            cur.executemany(f"INSERT INTO {quote_table(table)} VALUES (%s, %s, %s, %s, NOW(), %s)",
+                            data[at:at + 2000])
+    conn.close()
+    return table
+
+
+class Writer(threading.Thread):
+    """Inserts, updates (also of the key), deletes and rolled-back transactions on
+    ``db.items`` plus member-level updates on ``db.user_member`` until stopped."""
+
+    def __init__(self, info: MariaDBInfo, db: str, next_id: int, pause: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.info, self.db, self.next_id, self.pause = info, db, next_id, pause
+        self.items = quote_table(f"{db}.items")
+        self.rand = random.Random(11)
+        self.stop_event = threading.Event()
+        self.ops = 0
+        self.error: BaseException | None = None
+
+    def _one(self, cur: Any) -> None:
+        r, t, some = self.rand.random(), self.items, self.rand.randrange(1, self.next_id)
+        if r < 0.3:
+            self.next_id += 1
+            cur.execute(f"INSERT INTO {t} VALUES (%s, %s, 1, 1.2345, NOW(), 'w')",
+                        (self.next_id, f"new{self.next_id}"))
+        elif r < 0.65:
+            cur.execute(f"UPDATE {t} SET qty = qty + 1, price = price + 0.0001, "
+                        "updated = NOW(), note = CONCAT(note, '+') WHERE id = %s", (some,))
+        elif r < 0.8:
+            cur.execute(f"DELETE FROM {t} WHERE id = %s", (some,))
+        elif r < 0.9:
+            self.next_id += 1
+            cur.execute(f"UPDATE IGNORE {t} SET id = %s WHERE id = %s", (self.next_id, some))
+        else:
+            cur.execute(f"UPDATE {quote_table(self.db + '.user_member')} SET memberLevel = %s "
+                        "WHERE userid = '555655'", (self.rand.randrange(100),))
+        self.ops += 1
+
+    def run(self) -> None:
+        try:
+            conn = self.info.connect()
+            with conn.cursor() as cur:
+                while not self.stop_event.is_set():
+                    if self.rand.random() < 0.15:
+                        conn.begin()
+                        for _ in range(self.rand.randrange(2, 5)):
+                            self._one(cur)
+                        conn.rollback() if self.rand.random() < 0.2 else conn.commit()
+                    else:
+                        self._one(cur)
+                    time.sleep(self.pause)
+            conn.close()
+        except BaseException as exc:  # surfaced by stop()
+            self.error = exc
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(30)
+        if self.error is not None:
+            raise self.error

@@ -1,0 +1,85 @@
+"""Debezium JSON envelopes from Kafka through the same CDC apply path (real broker, Spark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cdc_pipeline_helpers import lake_rows, unique
+from pyspark.sql import SparkSession
+
+from icetide.config import Settings
+from icetide.pipelines import load_pipeline
+from icetide.pipelines.run import PipelineRun
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+FLOWS = '''
+from icetide import pipelines as dp
+from icetide.sources import debezium
+
+dp.create_streaming_table("{lake_db}.products", primary_key=["id"], changelog=True)
+dp.create_auto_cdc_flow(target="{lake_db}.products", source=debezium.changes("dbz"),
+                        keys=["id"], sequence_by="_pos")
+'''
+COLS = ["id", "name", "price", "updated"]
+
+
+def _envelope(op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
+              with_schema: bool) -> bytes:
+    payload = {"before": before, "after": after, "op": op, "ts_ms": 1_700_000_000_000,
+               "source": {"db": "inv", "table": "products"}}
+    body = {"schema": {"type": "struct", "name": "envelope"}, "payload": payload} \
+        if with_schema else payload
+    return json.dumps(body).encode()
+
+
+def _produce(bootstrap: str, topic: str, events: list[tuple[int, bytes | None]]) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for key, value in events:
+        producer.produce(topic, key=json.dumps({"id": key}).encode(), value=value)
+    producer.flush(10)
+
+
+def _row(i: int, name: str, price: str, updated: Any) -> dict[str, Any]:
+    return {"id": i, "name": name, "price": price, "updated": updated}
+
+
+def test_debezium_envelopes_with_and_without_schema(
+        broker: str, kafka_topic: Any, spark: SparkSession, icetide_settings: Settings,
+        tmp_path: Path) -> None:
+    topic, lake_db = kafka_topic(1), unique("dbz")
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "icetide-pipeline.yml").write_text(
+        f"name: dbz\ncatalog: lake\ndatabase: {lake_db}\nsources:\n"
+        f"  dbz: {{type: debezium, topic: {topic}, bootstrap: '{broker}', table: inv.products, "
+        "primary_key: [id], columns: {id: int, name: string, price: 'decimal(10,4)', "
+        "updated: timestamp}}\n")
+    (folder / "flows.py").write_text(FLOWS.format(lake_db=lake_db))
+    one, two = _row(1, "a", "1.5000", 1_700_000_000_000), _row(2, "b", "2.2500", None)
+    three = _row(3, "c", "3", "2024-01-02T03:04:05Z")
+    _produce(broker, topic, [
+        (1, _envelope("r", None, one, True)), (2, _envelope("r", None, two, False)),
+        (3, _envelope("c", None, three, True)),
+        (1, _envelope("u", one, {**one, "name": "a2", "updated": 1_700_000_060_000}, False)),
+        (2, _envelope("d", two, None, True)), (2, None),  # delete + tombstone
+        (3, _envelope("u", three, {**three, "price": "3.1234"}, False)),
+    ])
+    ident = f"lake.{lake_db}.products"
+    PipelineRun(spark, icetide_settings, load_pipeline(folder)).run_once()
+    assert lake_rows(spark, ident, COLS) == {
+        ("1", "a2", "1.5000", "2023-11-14 22:14:20"), ("3", "c", "3.1234", "2024-01-02 03:04:05")}
+
+    _produce(broker, topic, [(3, _envelope("d", three, None, True)), (3, None),
+                             (4, _envelope("c", None, _row(4, "d", "4", None), True))])
+    PipelineRun(spark, icetide_settings, load_pipeline(folder)).run_once()
+    assert lake_rows(spark, ident, COLS) == {
+        ("1", "a2", "1.5000", "2023-11-14 22:14:20"), ("4", "d", "4.0000", None)}
+    ops = [r["_op"] for r in spark.table(f"{ident}__changelog").where("id = 3")
+           .orderBy("_seq").collect()]
+    assert ops == ["+I", "-D"]
