@@ -65,9 +65,9 @@ def _start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes
 
 
 def _wait_running(proc: subprocess.Popen[bytes], log: Path, timeout: float = 300) -> None:
-    """Until the pipeline has started its flows (Spark up, tables discovered)."""
+    """Until this run has committed its first batch (Spark up, flow discovered, running)."""
     deadline = time.monotonic() + timeout
-    while b"running pipeline" not in (log.read_bytes() if log.exists() else b""):
+    while b"clickevent: +" not in (log.read_bytes() if log.exists() else b""):
         assert proc.poll() is None, log.read_text()[-3000:]
         assert time.monotonic() < deadline, "pipeline did not start"
         time.sleep(0.2)
@@ -102,7 +102,7 @@ def test_kill9_loses_and_duplicates_nothing(
             cycle_log = tmp_path / f"run-{kills}.log"
             proc = _start(env, cycle_log, "--trigger-interval", "1")
             _wait_running(proc, cycle_log)
-            time.sleep(rng.uniform(0.0, 8.0))  # anywhere in planning, reading or committing
+            time.sleep(rng.uniform(0.0, 6.0))  # anywhere in planning, reading or committing
             _kill9(proc)
             kills += 1
             assert kills < 40

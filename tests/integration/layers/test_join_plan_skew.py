@@ -39,17 +39,23 @@ SPJ_CONF = {
 
 
 @pytest.fixture()
-def conf(spark: SparkSession) -> Iterator[dict[str, str]]:
-    """Spark SQL confs set by one test (with ``_set``), unset after it."""
-    values: dict[str, str] = {}
-    yield values
-    for key in values:
-        spark.conf.unset(key)
+def conf(spark: SparkSession) -> Iterator[dict[str, str | None]]:
+    """Spark SQL confs set by one test (with ``_set``), restored to their prior values after.
+
+    (``unset`` would reset to Spark's default, not to the session's configured value.)
+    """
+    previous: dict[str, str | None] = {}
+    yield previous
+    for key, value in previous.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
 
 
-def _set(spark: SparkSession, conf: dict[str, str], values: dict[str, str]) -> None:
+def _set(spark: SparkSession, conf: dict[str, str | None], values: dict[str, str]) -> None:
     for key, value in values.items():
-        conf[key] = value
+        conf.setdefault(key, spark.conf.get(key, None))
         spark.conf.set(key, value)
 
 
@@ -81,7 +87,7 @@ def _plan(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
 
-def test_storage_partitioned_join_plan(spark: SparkSession, conf: dict[str, str]) -> None:
+def test_storage_partitioned_join_plan(spark: SparkSession, conf: dict[str, str | None]) -> None:
     _set(spark, conf, SPJ_CONF)
     fact, dim = _tables(spark)
     _clicks(spark).writeTo(fact).append()
@@ -115,7 +121,7 @@ def _join_stage(spark: SparkSession, joined: DataFrame, label: str) -> StageTask
     return sample.busiest_stage()
 
 
-def test_hot_key_task_skew(spark: SparkSession, conf: dict[str, str]) -> None:
+def test_hot_key_task_skew(spark: SparkSession, conf: dict[str, str | None]) -> None:
     _set(spark, conf, {"spark.sql.autoBroadcastJoinThreshold": "-1",
                        "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "8"})
     fact, dim = _tables(spark, bucketed_fact=False)
