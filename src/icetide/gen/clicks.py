@@ -240,11 +240,12 @@ class GenOptions:
 def _send(producer: Any, topic: str, values: list[bytes]) -> None:
     produce = producer.produce
     for value in values:
-        try:
-            produce(topic, value)
-        except BufferError:  # local queue full: let librdkafka drain, then retry
-            producer.poll(0.05)
-            produce(topic, value)
+        while True:
+            try:
+                produce(topic, value)
+                break
+            except BufferError:  # local queue full: wait for the broker, never drop
+                producer.poll(0.1)
 
 
 def produce_clicks(
