@@ -88,8 +88,8 @@ def _run(spark: Any, settings: Settings, bs: str, a: argparse.Namespace) -> np.n
     from icetide.pipelines import load_pipeline
     from icetide.pipelines.run import PipelineRun
 
-    pipelines = [PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream" / p),
-                             trigger_interval=a.trigger) for p in (".", "layers")]
+    pipelines = [PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
+                             trigger_interval=a.trigger)]
     for run in pipelines:
         run.run_once()  # create every table; warm-up
     stop, probes_stop = threading.Event(), threading.Event()

@@ -56,7 +56,8 @@ def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
                             bootstrap=bootstrap, max_records_per_trigger=max_records))
     spark = get_spark(settings)
     load_seed_dimensions(spark, settings.catalog.name)
-    run = PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"))
+    run = PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
+                      only=["clickevent"])
     return spark, run.compile(run.flows[0])
 
 

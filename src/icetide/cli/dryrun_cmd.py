@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from icetide.cli.options import config_option, settings_from
+from icetide.cli.options import conf_option, config_option, settings_from
 from icetide.pipelines.dryrun import DryRunReport
 
 
@@ -27,8 +27,9 @@ def _as_json(report: DryRunReport) -> str:
 @click.argument("pipeline_dir", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Report format.")
+@conf_option
 @config_option
-def dry_run(pipeline_dir: Path, fmt: str, config_path: Path | None) -> None:
+def dry_run(pipeline_dir: Path, fmt: str, conf: dict[str, str], config_path: Path | None) -> None:
     """Check the pipeline in PIPELINE_DIR without writing anything.
 
     Runs every query flow on empty inputs (no broker or database round trip) and reports
@@ -42,7 +43,7 @@ def dry_run(pipeline_dir: Path, fmt: str, config_path: Path | None) -> None:
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)
-    graph = load_pipeline(pipeline_dir)
+    graph = load_pipeline(pipeline_dir, configuration=conf)
     report = spark_dry_run(get_spark(settings), settings, graph)
     click.echo(_as_json(report) if fmt == "json" else report.format())
     if not report.ok:

@@ -24,3 +24,23 @@ def config_option(fn: F) -> F:
 def settings_from(config_path: Path | None) -> Settings:
     """Load settings for a command."""
     return load_settings(config_path)
+
+
+def _parse_conf(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+                ) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. clickstream.dims=cdc)")
+        out[key.strip()] = value
+    return out
+
+
+def conf_option(fn: F) -> F:
+    """``--conf KEY=VALUE`` (repeatable): overrides the pipeline's ``configuration:``."""
+    return click.option(
+        "--conf", "conf", multiple=True, metavar="KEY=VALUE", callback=_parse_conf,
+        help="Override a key of the pipeline's configuration: (repeatable), "
+             "e.g. --conf clickstream.dims=cdc.",
+    )(fn)

@@ -10,7 +10,7 @@ from types import FrameType
 
 import click
 
-from icetide.cli.options import config_option, settings_from
+from icetide.cli.options import conf_option, config_option, settings_from
 from icetide.flows.loop import BatchResult
 
 
@@ -33,9 +33,10 @@ def _print_batch(result: BatchResult) -> None:
 @click.option("--trigger-interval", type=float, default=None, metavar="SECONDS",
               help="Seconds between micro-batches (default: pipeline defaults, then "
                    "flows.trigger_interval).")
+@conf_option
 @config_option
 def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
-        trigger_interval: float | None, config_path: Path | None) -> None:
+        trigger_interval: float | None, conf: dict[str, str], config_path: Path | None) -> None:
     """Run the flows of the pipeline in PIPELINE_DIR (a folder with icetide-pipeline.yml).
 
     Continuous by default: a micro-batch every trigger interval until Ctrl-C; each batch
@@ -47,7 +48,7 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)
-    graph = load_pipeline(pipeline_dir)
+    graph = load_pipeline(pipeline_dir, configuration=conf)
     pipeline = PipelineRun(get_spark(settings), settings, graph, only=flows,
                            trigger_interval=trigger_interval)
     try:

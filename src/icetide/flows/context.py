@@ -10,6 +10,7 @@ code written against the pipeline API reaches the same object through
 from __future__ import annotations
 
 import contextvars
+from collections import ChainMap
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -81,7 +82,8 @@ class BatchContext:
         """Register a source found while the transform runs (discovery of dp.read_stream)."""
         if source.key not in self.sources:
             self.sources = {**self.sources, source.key: source}
-            self.batches = {**self.batches, source.key: batch}
+            # a ChainMap keeps lazily planned batches (discovery) lazy
+            self.batches = ChainMap({source.key: batch}, self.batches)  # type: ignore[arg-type]
 
     def table(self, name: str) -> DataFrame:
         """The current snapshot of a lake table (a dimension lookup as of now)."""

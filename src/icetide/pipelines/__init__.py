@@ -23,6 +23,7 @@ from typing import Any
 
 from icetide.pipelines.api import (
     append_flow,
+    configuration,
     create_auto_cdc_flow,
     create_streaming_table,
     materialized_view,
@@ -78,6 +79,7 @@ __all__ = [
     "append_flow",
     "call_query",
     "compare_schemas",
+    "configuration",
     "create_auto_cdc_flow",
     "create_streaming_table",
     "dry_run",

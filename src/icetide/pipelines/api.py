@@ -405,3 +405,14 @@ def create_auto_cdc_flow(
             name=_flow_name(registry, name or qualified_target, qualified_target, location),
             target=qualified_target, kind="auto_cdc", cdc=cdc, once=bool(once), location=location,
         ))
+
+
+def configuration(key: str, default: str | None = None) -> str | None:
+    """The pipeline's ``configuration:`` value for ``key`` while its files load.
+
+    SDP code reads its configuration through ``spark.conf``; icetide declarations run
+    without Spark, so they read it here — e.g. to declare CDC flows only when
+    ``clickstream.dims`` is ``cdc``. ``icetide run --conf key=value`` overrides the file.
+    """
+    registry = active_registry("configuration")
+    return registry.configuration.get(key, default)

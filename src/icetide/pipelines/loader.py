@@ -14,7 +14,7 @@ import importlib.util
 import itertools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from glob import has_magic
 from pathlib import Path
@@ -31,11 +31,17 @@ DEFAULT_LIBRARY_GLOB = "*.py"
 _LOAD_IDS = itertools.count(1)
 
 
-def load_pipeline(path: str | Path) -> PipelineGraph:
-    """Load the pipeline in folder ``path`` (or at spec file ``path``) into a graph."""
-    spec = read_spec_file(path)
+def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None,
+                  configuration: Mapping[str, str] | None = None) -> PipelineGraph:
+    """Load the pipeline in folder ``path`` (or at spec file ``path``) into a graph.
+
+    ``env`` resolves ``${VAR}`` in the spec file (default: the process environment);
+    ``configuration`` overrides entries of its ``configuration:`` (``icetide run --conf``).
+    """
+    spec = read_spec_file(path, env=env, configuration=configuration)
     files = library_files(spec)
-    registry = GraphRegistry(database=spec.database, catalog=spec.catalog)
+    registry = GraphRegistry(database=spec.database, catalog=spec.catalog,
+                             configuration=spec.configuration)
     load_id = next(_LOAD_IDS)
     with registration_context(registry), _on_sys_path(spec.root):
         for file in files:

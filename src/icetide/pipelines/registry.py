@@ -30,9 +30,12 @@ class GraphRegistry:
     ``"<database>.clicks"``); duplicates are rejected at once, naming both places.
     """
 
-    def __init__(self, *, database: str | None = None, catalog: str | None = None) -> None:
+    def __init__(self, *, database: str | None = None, catalog: str | None = None,
+                 configuration: Mapping[str, str] | None = None) -> None:
         self.database = database
         self.catalog = catalog
+        #: the spec's ``configuration:`` (after ``--conf``), for ``dp.configuration``
+        self.configuration: Mapping[str, str] = dict(configuration or {})
         self._tables: dict[str, TableSpec] = {}
         self._flows: dict[str, FlowSpec] = {}
         # id(function) -> (function, table name) for expectations stacked above @dp.table.

@@ -29,7 +29,7 @@ from icetide.pipelines.quality import checker_for
 from icetide.pipelines.reader import set_reader
 from icetide.pipelines.spec import FlowSpec, TableSpec, call_query
 from icetide.pipelines.targets import ensure_table, event_time_column, sink_for
-from icetide.sources.base import Source
+from icetide.sources.base import BatchRange, Source
 from icetide.sources.factory import build_source
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
 from icetide.tables.changelog import CHANGELOG_SUFFIX, changelog_table_name
@@ -119,6 +119,28 @@ def _inputs(ctx: BatchContext) -> tuple[str, ...]:
     return tuple(sorted({t.split(".", 1)[1].removesuffix(CHANGELOG_SUFFIX) for t in tables}))
 
 
+class _EmptyBatches(Mapping[str, BatchRange]):
+    """An empty batch per source, planned only when the flow reads that source: a source
+    no flow reads (a database for CDC flows that are switched off) is never opened."""
+
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        self._sources = sources
+        self._planned: dict[str, BatchRange] = {}
+
+    def __getitem__(self, key: str) -> BatchRange:
+        if key not in self._planned:
+            src = self._sources[key]
+            start = src.initial_position()
+            self._planned[key] = src.plan_to(start, start)
+        return self._planned[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+
 class PipelineRun:
     """One pipeline on one SparkSession."""
 
@@ -165,11 +187,7 @@ class PipelineRun:
                 "only query flows are discovered"
             )
         by_key = {src.key: src for src in self.sources.values()}
-        batches = {}
-        for key, src in by_key.items():
-            start = src.initial_position()
-            batches[key] = src.plan_to(start, start)
-        ctx = BatchContext(self.spark, spec.name, self.catalog, by_key, batches,
+        ctx = BatchContext(self.spark, spec.name, self.catalog, by_key, _EmptyBatches(by_key),
                            self.graph.spec.configuration, self.aliases)
         try:
             with bound(ctx), table_reader():

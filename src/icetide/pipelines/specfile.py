@@ -20,10 +20,13 @@ The file takes SDP's keys — ``name``, ``catalog``, ``database`` (alias ``schem
       trigger_interval: 5s
       freshness: 1 minute
       freshness_warn: 30 seconds
+
+String values may use ``${VAR}`` / ``${VAR:-default}`` (:mod:`.interpolate`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from typing import Any
 import yaml
 
 from icetide.errors import PipelineError
+from icetide.pipelines.interpolate import interpolate
 from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, parse_seconds
 
 SPEC_FILE_NAMES = (
@@ -68,8 +72,13 @@ def find_spec_file(path: str | Path) -> Path:
     return found[0]
 
 
-def read_spec_file(path: str | Path) -> PipelineSpec:
-    """Parse and validate a pipeline spec file."""
+def read_spec_file(path: str | Path, *, env: Mapping[str, str] | None = None,
+                   configuration: Mapping[str, str] | None = None) -> PipelineSpec:
+    """Parse and validate a pipeline spec file.
+
+    ``${VAR}`` / ``${VAR:-default}`` in its strings come from ``env`` (default: the
+    process environment); ``configuration`` entries override the file's (``--conf``).
+    """
     file = find_spec_file(path)
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
@@ -77,6 +86,9 @@ def read_spec_file(path: str | Path) -> PipelineSpec:
         raise PipelineError(f"{file}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise PipelineError(f"{file}: expected a mapping with at least 'name:', got {data!r}")
+    data = interpolate(data, os.environ if env is None else env, str(file))
+    if configuration:
+        data["configuration"] = {**(data.get("configuration") or {}), **configuration}
     return spec_from_mapping(data, file)
 
 

@@ -72,15 +72,16 @@ def build_debezium_source(name: str, cfg: Mapping[str, Any], settings: Settings)
     return DebeziumSource(config, kafka)
 
 
-def _password(name: str, cfg: Mapping[str, Any]) -> str:
+def _password(name: str, cfg: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The password, and the error to raise when a flow uses the source without one."""
     env = cfg.get("password_env")
     if env is None:
-        return str(cfg.get("password", ""))
+        return str(cfg.get("password", "")), None
     value = os.environ.get(str(env))
-    if value is None:
-        raise PipelineError(f"source {name!r}: password_env={env!r} but that environment "
-                            "variable is not set; export it or use `password:`")
-    return value
+    if value is None:  # an error only if a CDC flow follows the source (see follow())
+        return "", (f"source {name!r}: password_env={env!r} but that environment "
+                    "variable is not set; export it or use `password:`")
+    return value, None
 
 
 def _list(name: str, cfg: Mapping[str, Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -101,10 +102,11 @@ def build_mysql_source(name: str, cfg: Mapping[str, Any]) -> Source:
         raise PipelineError(
             f"source {name!r}: mysql sources take {sorted(_MYSQL_KEYS)} and need host and user"
             + (f"; unknown keys {unknown}" if unknown else ""))
-    connection = {"host": str(cfg["host"]), "port": int(cfg.get("port", 3306)),
-                  "user": str(cfg["user"]), "password": _password(name, cfg),
+    password, missing = _password(name, cfg)
+    connection = {"host": str(cfg["host"]), "port": _int(name, cfg, "port", 3306),
+                  "user": str(cfg["user"]), "password": password,
                   "charset": "utf8mb4", "ssl_disabled": True}
-    extra: dict[str, Any] = {k: int(cfg[k]) for k in _MYSQL_INTS if k in cfg}
+    extra: dict[str, Any] = {k: _int(name, cfg, k, 0) for k in _MYSQL_INTS if k in cfg}
     if cfg.get("drop_policy", "keep") not in ("keep", "drop", "fail"):
         raise PipelineError(f"source {name!r}: drop_policy={cfg['drop_policy']!r} must be "
                             "keep (default), drop or fail")
@@ -115,4 +117,12 @@ def build_mysql_source(name: str, cfg: Mapping[str, Any]) -> Source:
         extra["max_view_age"] = float(cfg["max_view_age"])
     return MySqlDeclaration(MySqlSourceConfig(
         name=name, connection=connection, include=_list(name, cfg, "include", (".*",)),
-        exclude=_list(name, cfg, "exclude", ()), **extra))
+        exclude=_list(name, cfg, "exclude", ()), **extra), unusable=missing)
+
+
+def _int(name: str, cfg: Mapping[str, Any], key: str, default: int) -> int:
+    value = cfg.get(key, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise PipelineError(f"source {name!r}: {key}={value!r} must be an integer") from None

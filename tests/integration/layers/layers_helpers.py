@@ -36,17 +36,17 @@ def register_catalog(spark: SparkSession, name: str, warehouse: Path) -> None:
     spark.conf.set(f"{prefix}.cache-enabled", "false")
 
 
-def copy_pipelines(dest: Path, catalog: str, topic: str) -> tuple[Path, Path]:
-    """The seed pipeline and the layers pipeline, pointed at ``catalog`` and ``topic``."""
-    seed, layers = dest / "clickstream", dest / "clickstream" / "layers"
-    layers.mkdir(parents=True)
-    for src, dst in ((EXAMPLE, seed), (EXAMPLE / "layers", layers)):
-        for path in [*src.glob("*.py"), src / "icetide-pipeline.yml"]:
-            shutil.copy(path, dst / path.name)
-        spec = dst / "icetide-pipeline.yml"
-        text = spec.read_text().replace("catalog: lake", f"catalog: {catalog}")
-        spec.write_text(text.replace("topic: clicktopic", f"topic: {topic}"))
-    return seed, layers
+def copy_pipeline(dest: Path, catalog: str, topic: str) -> Path:
+    """examples/clickstream (ODS + layers), pointed at ``catalog`` and ``topic``."""
+    pipeline = dest / "clickstream"
+    (pipeline / "layers").mkdir(parents=True)
+    for path in [*EXAMPLE.glob("*.py"), *EXAMPLE.glob("layers/*.py"),
+                 EXAMPLE / "icetide-pipeline.yml"]:
+        shutil.copy(path, pipeline / path.relative_to(EXAMPLE))
+    spec = pipeline / "icetide-pipeline.yml"
+    text = spec.read_text().replace("catalog: lake", f"catalog: {catalog}")
+    spec.write_text(text.replace("topic: clicktopic", f"topic: {topic}"))
+    return pipeline
 
 
 class Dimensions:

@@ -26,15 +26,19 @@ if TYPE_CHECKING:
 class MySqlDeclaration(Source):
     """A MySQL/MariaDB server and the tables a pipeline may follow on it."""
 
-    def __init__(self, config: MySqlSourceConfig) -> None:
+    def __init__(self, config: MySqlSourceConfig, unusable: str | None = None) -> None:
         TableFilter(config.include, config.exclude)  # bad patterns fail at load time
         self.config = config
+        #: why no flow can follow this source (e.g. its password variable is unset)
+        self.unusable = unusable
         self.key = f"mysql:{config.name}"
         self.built: list[MySqlSource] = []
 
     def follow(self, name: str, include: tuple[str, ...],
                exclude: tuple[str, ...]) -> MySqlSource:
         """A source of its own for one flow (tables: ``include`` minus both excludes)."""
+        if self.unusable:
+            raise SourceError(self.unusable)
         config = dataclasses.replace(
             self.config, name=f"{self.config.name}:{name}",
             include=include or self.config.include,
