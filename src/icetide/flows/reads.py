@@ -32,17 +32,23 @@ def read_json(
     from pyspark.sql.types import _parse_datatype_string
 
     from icetide.sources.kafka.decode import decode_json, split_decoded
+    from icetide.sources.kafka.source import KafkaSource
 
     ctx = current_batch()
     struct = schema if isinstance(schema, _StructType) else _parse_datatype_string(schema)
     if not isinstance(struct, _StructType):
         raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
-    raw = ctx.read_source(source, cache=False)
-    # Parse every row exactly once: the decoded frame is what is cached, and both the
-    # valid rows and the dead letters are cut from it.
-    decoded = ctx.keep(f"decoded:{source}", decode_json(raw, struct, required))
-    valid, invalid = split_decoded(decoded)
     key = ctx.aliases.get(source, source)
+    src = ctx.sources.get(key)
+    if isinstance(src, KafkaSource):  # decoded inside the reader tasks
+        ctx.accessed.add(key)
+        frame = src.read_json(ctx.spark, ctx.batches[key], struct, required)
+    else:  # (read_source also raises for an undeclared source)
+        frame = decode_json(ctx.read_source(source, cache=False), struct, required)
+    # Read and parse every row exactly once: the decoded frame is what is cached, and both
+    # the valid rows and the dead letters are cut from it.
+    decoded = ctx.keep(f"decoded:{source}", frame)
+    valid, invalid = split_decoded(decoded)
     ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key))
     # Iceberg reserves `_partition` (and friends) for metadata columns: provenance is _kafka_*.
     return valid.withColumnsRenamed(

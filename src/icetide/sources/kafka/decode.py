@@ -1,5 +1,11 @@
 """Decode Kafka JSON values into typed columns, splitting off malformed rows.
 
+Fast path (:func:`finish_decoded`): the reader task already decoded the values with
+:class:`~icetide.sources.kafka.arrow_decode.JsonDecoder`; only the records it deferred
+(malformed, wrong types, or anything it cannot prove Spark reads the same way) go
+through the Spark parse below, so both paths share one definition of valid and one set
+of reasons. Schemas the Python decoder does not handle use :func:`decode_json` alone.
+
 :func:`parse_json` parses ``value`` with Spark's ``from_json`` in PERMISSIVE mode with a
 corrupt-record column: a record that is not a JSON object, is truncated, or has a value
 of the wrong type (``"expendTime": "abc"`` for an int, an int overflow, a float for an
@@ -33,6 +39,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from icetide.errors import SourceError
+from icetide.sources.kafka.arrow_decode import TAIL_FIELDS, JsonDecoder
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -51,7 +58,7 @@ def _check(schema: StructType, required: Sequence[str]) -> None:
         raise SourceError(
             f"required fields {missing} are not in the schema (fields: {sorted(names)}): "
             "fix the `required` list or add the fields to the schema")
-    clash = names & {CORRUPT, *META_COLUMNS}
+    clash = names & {CORRUPT, *META_COLUMNS, *(n for n, _ in TAIL_FIELDS), "_p", "_fence"}
     if clash:
         raise SourceError(
             f"schema fields {sorted(clash)} clash with columns parse_json adds: rename them")
@@ -96,6 +103,69 @@ def decode_json(df_raw: DataFrame, schema: StructType, required: Sequence[str] =
         F.col("offset").alias("_offset"), F.col("timestamp").alias("_kafka_ts"),
         F.col("value").alias("_value"),
         F.when(ok, F.lit(None)).otherwise(explain_error(text, schema, required)).alias("_error"),
+    )
+
+
+def python_decoder(schema: StructType, required: Sequence[str] = ()) -> JsonDecoder | None:
+    """The in-task decoder for ``schema``, or ``None`` if its types need Spark's parser."""
+    _check(schema, required)
+    fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+    return JsonDecoder.for_fields(fields, required)
+
+
+def reader_schema(schema: StructType) -> StructType:
+    """What a reader task with a :class:`JsonDecoder` for ``schema`` yields."""
+    from pyspark.sql.types import (
+        BinaryType,
+        BooleanType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    tail = [StringType(), IntegerType(), LongType(), TimestampType(), BinaryType(),
+            BooleanType()]
+    return StructType([*(StructField(f.name, f.dataType) for f in schema.fields),
+                       *(StructField(n, t) for (n, _), t in zip(TAIL_FIELDS, tail, strict=True))])
+
+
+def _ref(name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def finish_decoded(frame: DataFrame, schema: StructType,
+                   required: Sequence[str] = ()) -> DataFrame:
+    """A :func:`decode_json` frame from a reader-decoded ``frame`` (:func:`reader_schema`).
+
+    Rows the reader decoded keep its values (``_error`` null); deferred rows are parsed
+    and, if rejected, explained by Spark exactly as in :func:`decode_json`. ``from_json``
+    sits in a ``CASE WHEN _deferred`` branch, so ordinary rows never run it.
+    """
+    from pyspark.sql import functions as F
+
+    _check(schema, required)
+    deferred = F.col("_deferred")
+    text = F.col("_value").cast("string")
+    parsed = frame.select(
+        "*",
+        F.when(deferred, F.from_json(text, _with_corrupt(schema.fields), _options()))
+        .alias("_p"),
+        F.spark_partition_id().alias("_fence"),  # see decode_json
+    )
+    ok = (F.col("_fence") >= 0) & F.col("_p").isNotNull() & F.col(f"_p.{CORRUPT}").isNull()
+    for name in required:
+        ok = ok & F.col("_p").getField(name).isNotNull()
+    return parsed.select(
+        *[F.when(deferred, F.col("_p").getField(f.name)).otherwise(_ref(f.name)).alias(f.name)
+          for f in schema.fields],
+        "_topic", "_partition", "_offset", "_kafka_ts", "_value",
+        F.when(~deferred | ok, F.lit(None).cast("string"))
+        .otherwise(explain_error(text, schema, required)).alias("_error"),
     )
 
 

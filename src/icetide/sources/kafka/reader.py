@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 
 from icetide.errors import OffsetOutOfRangeError, SourceError
+from icetide.sources.kafka.arrow_decode import JsonDecoder
 from icetide.sources.kafka.client import BULK_READ, consumer_config
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,11 @@ class _Transient(Exception):
 
 @dataclass(frozen=True)
 class SliceReader:
-    """The picklable ``mapInArrow`` function: reads each input slice row."""
+    """The picklable ``mapInArrow`` function: reads each input slice row.
+
+    With a ``decoder`` the task also decodes the values (see :mod:`.arrow_decode`) and
+    yields the decoder's columns instead of the raw ones.
+    """
 
     bootstrap: str
     properties: Mapping[str, Any] = field(default_factory=dict)
@@ -90,12 +96,16 @@ class SliceReader:
     stall_timeout: float = 30.0  # no progress for this long → reconnect
     patience: float = 600.0  # retrying without progress this long fails the task
     backoff_max: float = 30.0
+    decoder: JsonDecoder | None = None
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for row in batch.to_pylist():
                 piece = Slice(row["topic"], row["partition"], row["start"], row["end"])
-                yield from _SliceCursor(self, piece).run()
+                if self.decoder is None:
+                    yield from _SliceCursor(self, piece).run()
+                else:
+                    yield from map(self.decoder.decode, _SliceCursor(self, piece).run())
 
 
 class _SliceCursor:
@@ -257,12 +267,14 @@ class _SliceCursor:
 def read_batch(
     spark: SparkSession, topic: str, start: Mapping[int, int], end: Mapping[int, int],
     reader: SliceReader, slice_size: int = DEFAULT_SLICE_SIZE,
+    schema: StructType | str = RAW_SCHEMA_DDL,
 ) -> DataFrame:
-    """The messages of ``[start, end)`` per partition as a DataFrame (``RAW_SCHEMA_DDL``)."""
+    """The messages of ``[start, end)`` per partition as a DataFrame (``RAW_SCHEMA_DDL``,
+    or ``schema``: what the reader's decoder yields)."""
     slices = make_slices(topic, start, end, slice_size)
     if not slices:
-        return spark.createDataFrame([], RAW_SCHEMA_DDL)
+        return spark.createDataFrame([], schema)
     rows = [(s.topic, s.partition, s.start, s.end) for s in slices]
     rdd = spark.sparkContext.parallelize(rows, len(rows))  # one task per slice
     plan = spark.createDataFrame(rdd, SLICE_SCHEMA_DDL)
-    return plan.mapInArrow(reader, RAW_SCHEMA_DDL)
+    return plan.mapInArrow(reader, schema)

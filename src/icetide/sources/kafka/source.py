@@ -8,9 +8,10 @@ table's snapshot summary, in the same commit as the rows.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icetide.config import KafkaConfig, Settings
@@ -32,6 +33,7 @@ from icetide.sources.kafka.reader import DEFAULT_SLICE_SIZE, SliceReader, read_b
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,25 @@ class KafkaSource(Source):
         begin = normalize_position(self.topic, batch.start)
         stop = normalize_position(self.topic, batch.end)
         return read_batch(spark, self.topic, begin, stop, self.reader, self.slice_size)
+
+    def read_json(self, spark: SparkSession, batch: BatchRange, schema: StructType,
+                  required: Sequence[str] = ()) -> DataFrame:
+        """The batch decoded as :func:`~icetide.sources.kafka.decode.decode_json` does.
+
+        The reader tasks decode the values themselves when the schema allows it
+        (:mod:`.arrow_decode`); Spark then parses only the records they deferred.
+        """
+        from icetide.sources.kafka import decode
+
+        decoder = decode.python_decoder(schema, required)
+        if decoder is None:
+            return decode.decode_json(self.read(spark, batch), schema, required)
+        begin = normalize_position(self.topic, batch.start)
+        stop = normalize_position(self.topic, batch.end)
+        reader = dataclasses.replace(self.reader, decoder=decoder)
+        frame = read_batch(spark, self.topic, begin, stop, reader, self.slice_size,
+                           decode.reader_schema(schema))
+        return decode.finish_decoded(frame, schema, required)
 
     def lag(self, position: Position) -> dict[str, Any]:
         """``{"topic", "partitions": {"0": behind, ...}, "total"}`` behind the high watermark."""
