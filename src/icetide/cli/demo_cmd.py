@@ -1,18 +1,22 @@
-"""``icetide demo``: the seed pipeline on the embedded default, then a query."""
+"""``icetide demo``: the whole seed system on the embedded default, then a reconciliation."""
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import cast
 
 import click
 
 from icetide.cli.options import config_option, settings_from
 from icetide.cli.run_cmd import _print_batch
 from icetide.config import Settings
-from icetide.demo.runner import DemoOptions, DemoReport
+from icetide.demo.report import DemoProgress, DemoReport
+from icetide.demo.runner import DemoOptions
+from icetide.demo.shop import DEMO_MARIADB_PORT, DimsMode, choose_dims
 
 SUMMARY_SQL = (
     "SELECT productId, name, product_price, count(*) AS views, count(DISTINCT uid) AS uv "
@@ -26,59 +30,132 @@ def _run(settings: Settings, options: DemoOptions, stop: threading.Event,
     """The demo under the live table (refreshed every second), or one line per batch."""
     from icetide.demo.runner import run_demo
 
+    progress = DemoProgress()
     if not live:
-        return run_demo(settings, options, stop, on_batch=_print_batch)
+        return run_demo(settings, options, stop, on_batch=_print_batch, progress=progress)
     from rich.console import Console
 
     from icetide.demo.live import LiveStatus
 
-    with LiveStatus(settings, Console()):
-        return run_demo(settings, options, stop)
+    with LiveStatus(settings, Console(), progress=progress):
+        return run_demo(settings, options, stop, progress=progress)
+
+
+def _install_signals(stop: threading.Event) -> None:
+    """Ctrl-C / SIGTERM: stop cleanly (drain, reconcile); a second Ctrl-C aborts."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        click.echo("stopping: generators stop, flows finish their batch, then a final "
+                   "drain (Ctrl-C again to abort it)…", err=True)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+
+def _echo_report(report: DemoReport) -> None:
+    gen, business = report.generated, report.business
+    click.echo(f"generated {gen.total:,} click events ({gen.valid:,} valid, "
+               f"{gen.malformed:,} malformed) at {gen.rate:,.0f} events/s")
+    if business is not None:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(business.counts.items()))
+        click.echo(f"business updates in MariaDB user_db: {business.total} ({kinds})")
+    click.echo(f"committed this run: {sum(report.committed.values()):,} rows, "
+               f"{report.dead_letters:,} dead letters ({report.drained_rows:,} rows by the "
+               f"final drain) in {report.seconds:.0f}s")
+    if report.shop is not None:
+        click.echo(f"MariaDB {report.shop.database}: "
+                   f"{'seeded now' if report.shop.seeded else 'resumed'}, data in "
+                   f"{report.settings.path('mariadb')} (stopped; credentials.json there)")
+    if report.checks:
+        click.echo("reconciliation:")
+        for check in report.checks:
+            click.echo("  " + check.line())
+
+
+def _echo_query(report: DemoReport) -> None:
+    from icetide.query.spark_sql import run_sql
+    from icetide.runtime.session import get_spark
+
+    result = run_sql(get_spark(report.settings), SUMMARY_SQL)
+    click.echo("views per product (ods_behavior.clickevent):")
+    for row in result.rows:
+        click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))
+    click.echo('query the lake: icetide sql "SELECT * FROM dws.product_views"; '
+               "run `icetide demo` again to resume")
 
 
 @click.command()
-@click.option("--duration", type=float, default=60.0, show_default=True, metavar="SECONDS",
-              help="Stop after this many seconds (0: until Ctrl-C).")
-@click.option("--rate", type=float, default=2000.0, show_default=True, metavar="EPS",
-              help="Click events generated per second.")
+@click.option("--duration", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              metavar="SECONDS", help="Stop after this many seconds (0: until Ctrl-C).")
+@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=2000.0,
+              show_default=True, metavar="EPS", help="Click events generated per second.")
 @click.option("--bad-ratio", type=click.FloatRange(0, 1), default=0.01, show_default=True,
               help="Fraction of malformed events (they land in the dead-letter table).")
-@click.option("--trigger-interval", type=float, default=2.0, show_default=True,
-              metavar="SECONDS", help="Seconds between micro-batches.")
+@click.option("--business-rate", type=click.FloatRange(min=0), default=2.0,
+              show_default=True, metavar="CPS",
+              help="Random business changes per second in MariaDB user_db (prices, member "
+                   "levels, members joining/leaving); 0: none.")
+@click.option("--dims", type=click.Choice(["auto", "cdc", "seed"]), default="auto",
+              show_default=True,
+              help="Where dim_db.* come from: cdc (MariaDB + binlog CDC), seed (the seed rows "
+                   "loaded once, no database), auto (cdc if mariadbd is installed).")
+@click.option("--mariadb-port", type=click.IntRange(0, 65535), default=DEMO_MARIADB_PORT,
+              show_default=True, metavar="PORT",
+              help="Port of the demo's MariaDB on 127.0.0.1 (taken or 0: a free port).")
+@click.option("--trigger-interval", type=click.FloatRange(min=0, min_open=True), default=2.0,
+              show_default=True, metavar="SECONDS", help="Seconds between micro-batches.")
 @click.option("--pipeline", type=click.Path(exists=True, path_type=Path), default=None,
               help="Pipeline folder (default: examples/clickstream).")
 @click.option("--live/--no-live", default=True, show_default=True,
               help="Live table of the lake refreshed every second (--no-live: one line per "
                    "batch, for CI and logs).")
+@click.option("--reconcile/--no-reconcile", default=True, show_default=True,
+              help="At the end, check the lake: ODS/DLQ rows vs events produced, dim_db vs "
+                   "MariaDB, DWS/ADS vs a recomputation over ODS. Exit 1 if one fails.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="Write what was produced, committed and reconciled to FILE as JSON.")
 @config_option
-def demo(duration: float, rate: float, bad_ratio: float, trigger_interval: float,
-         pipeline: Path | None, live: bool, config_path: Path | None) -> None:
-    """Run the seed system end to end with no configuration.
+def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, dims: str,
+         mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
+         reconcile: bool, report_path: Path | None, config_path: Path | None) -> None:
+    """Run the whole seed system end to end with no configuration.
 
-    Starts the embedded Kafka-compatible broker, loads the seed's products and members
-    into dim_db, generates click events and runs examples/clickstream until the duration
-    ends or Ctrl-C; then prints what landed. The lake stays queryable with `icetide sql`.
+    \b
+    Starts, under $ICETIDE_HOME (default ./.icetide):
+      * a private MariaDB (Debian's mariadbd) holding the seed's user_db.products and
+        user_member (seeded on the first run; without mariadbd: the seed rows are loaded
+        into the lake instead, see --dims);
+      * the embedded Kafka-compatible broker;
+      * the seed's click generator and a stream of random business updates;
+      * the whole examples/clickstream pipeline: ODS (+ dead letters), dim_db by CDC,
+        DWD, DWS and ADS.
+
+    A live table shows every table's rows, last commit and freshness. After --duration
+    seconds or Ctrl-C the generators stop, the flows finish their batch, a final drain
+    commits everything produced, the lake is reconciled and everything stops. The lake
+    stays queryable with `icetide sql`; running `icetide demo` again resumes.
     """
-    from icetide.query.spark_sql import run_sql
-    from icetide.runtime.session import get_spark
-
     settings = settings_from(config_path)
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        click.echo("stopping…", err=True)
-        stop.set()
-
-    signal.signal(signal.SIGINT, on_signal)
+    _install_signals(stop)
+    mode, warning = choose_dims(cast(DimsMode, dims))
+    if warning:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
     options = DemoOptions(duration=duration or None, rate=rate, bad_ratio=bad_ratio,
-                          trigger_interval=trigger_interval, pipeline=pipeline)
-    click.echo(f"icetide demo: state in {settings.home.resolve()}; Ctrl-C to stop")
+                          business_rate=business_rate, dims=mode,
+                          mariadb_port=mariadb_port or None, trigger_interval=trigger_interval,
+                          reconcile=reconcile, pipeline=pipeline)
+    click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by {mode}; "
+               "Ctrl-C to stop")
     report = _run(settings, options, stop, live)
-    gen = report.generated
-    click.echo(f"generated {gen.total} events ({gen.valid} valid, {gen.malformed} malformed) "
-               f"at {gen.rate:,.0f} events/s")
-    result = run_sql(get_spark(report.settings or settings), SUMMARY_SQL)
-    click.echo("views per product (ods_behavior.clickevent):")
-    for row in result.rows:
-        click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))
-    click.echo("query the lake: icetide sql \"SELECT * FROM ods_behavior.clickevent LIMIT 10\"")
+    _echo_report(report)
+    if report_path is not None:
+        report_path.write_text(json.dumps(report.to_json(), indent=2, default=str))
+    _echo_query(report)
+    if not report.ok:
+        click.secho("reconciliation FAILED: see the checks above", fg="red", err=True)
+        raise SystemExit(1)

@@ -1,7 +1,10 @@
 """The demo's live terminal view: a table of the lake refreshed every second.
 
 Each refresh reads table metadata only (:func:`icetide.ops.status.collect_status`, no
-Spark job, no source lag), so it runs beside the flows without slowing them down.
+Spark job, no source lag), so it runs beside the flows without slowing them down: per
+table its live rows, last commit, data freshness against its target and dead letters
+(:func:`icetide.ops.render.live_table`). The title carries the demo's progress (phase,
+elapsed time, clicks produced, where the dimensions come from).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from rich.live import Live
 from rich.text import Text
 
 from icetide.config import Settings
+from icetide.demo.report import DemoProgress
 from icetide.ops.render import live_table
 from icetide.ops.status import collect_status
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
@@ -27,9 +31,11 @@ class LiveStatus:
     """``with LiveStatus(settings, console):`` shows the lake's tables until the block ends."""
 
     def __init__(self, settings: Settings, console: Console, *, interval: float = 1.0,
-                 tables: list[str] | None = None, catalog: ReadCatalog | None = None) -> None:
+                 tables: list[str] | None = None, catalog: ReadCatalog | None = None,
+                 progress: DemoProgress | None = None) -> None:
         self.catalog = catalog or pyiceberg_catalog(settings)
         self.tables = tables
+        self.progress = progress
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._last: RenderableType = Text("waiting for the first commit…")
@@ -41,7 +47,8 @@ class LiveStatus:
         with self._lock:
             try:
                 rows = collect_status(self.catalog, self.tables)
-                title = f"icetide demo: {time.monotonic() - self.started:.0f}s"
+                title = (self.progress.line() if self.progress is not None
+                         else f"icetide demo: {time.monotonic() - self.started:.0f}s")
                 self._last = live_table(rows, title=title)
             except Exception as exc:  # a half-written metadata file: keep the last table
                 log.debug("live view refresh failed: %s", exc)
