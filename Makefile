@@ -3,7 +3,7 @@ VENV ?= .venv
 
 .PHONY: demo test install install-test lint bench
 
-demo: install          ## install, then run the seed pipeline on the embedded default
+demo: install          ## install (+ mariadb-server as root), then run the whole seed system
 	$(VENV)/bin/icetide demo
 
 test: install-test     ## install (incl. MariaDB/PostgreSQL for the tests), then run all tests
