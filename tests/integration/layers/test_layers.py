@@ -18,6 +18,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import KafkaConfig, Settings
+from icetide.demo.reconcile import all_ok, reconcile_layers
 from icetide.flows.commit import load_table
 from icetide.pipelines import load_pipeline
 from icetide.pipelines.run import PipelineRun
@@ -68,41 +69,7 @@ def lake(spark: SparkSession, icetide_settings: Settings, broker: str,
     yield Lake(spark, settings, cat, pipeline, broker, topic)
 
 
-def check_dwd(lake: Lake) -> None:
-    ods = lake.rows("SELECT uid, productId, updateTime, expendTime, dt "
-                    "FROM {c}.ods_behavior.clickevent")
-    dwd = lake.rows("SELECT uid, productId, updateTime, expendTime, dt FROM {c}.dwd.click_wide")
-    assert dwd == ods
-    assert lake.rows("SELECT count(*) FROM {c}.dwd.click_wide") == {(len(ods),)}
-
-
-def check_product_views(lake: Lake) -> None:
-    expected = lake.rows(
-        "SELECT productId, count(*), count(DISTINCT uid) FROM {c}.ods_behavior.clickevent "
-        "GROUP BY productId")
-    assert lake.rows("SELECT productId, views, uv FROM {c}.dws.product_views") == expected
-    latest = lake.rows(  # the enrichment of each product's newest click
-        "SELECT productId, max_by(name, updateTime), max_by(product_price, updateTime) "
-        "FROM {c}.dwd.click_wide GROUP BY productId")
-    assert lake.rows("SELECT productId, name, product_price FROM {c}.dws.product_views") == latest
-
-
-def check_user_profile(lake: Lake) -> None:
-    expected = lake.rows(
-        "SELECT coalesce(a.uid, m.userid), a.clicks, a.expend_time, a.last_click, m.name, "
-        "m.memberLevel FROM (SELECT uid, count(*) clicks, sum(expendTime) expend_time, "
-        "max(eventTime) last_click FROM {c}.ods_behavior.clickevent GROUP BY uid) a "
-        "FULL JOIN {c}.dim_db.user_member m ON a.uid = m.userid")
-    assert lake.rows("SELECT uid, clicks, expend_time, last_click, member_name, memberLevel "
-                     "FROM {c}.dws.user_profile") == expected
-
-
 def check_report(lake: Lake) -> None:
-    expected = lake.rows(
-        "SELECT dt, productId, count(*), count(DISTINCT uid), round(avg(expendTime), 6) "
-        "FROM {c}.ods_behavior.clickevent GROUP BY dt, productId")
-    assert lake.rows("SELECT dt, productId, pv, uv, round(avg_expend_time, 6) "
-                     "FROM {c}.ads.daily_product_report") == expected
     snap = load_table(lake.spark, f"{lake.cat}.ads.daily_product_report").currentSnapshot()
     summary = dict(snap.summary())
     assert snap.operation() == "overwrite"
@@ -112,9 +79,8 @@ def check_report(lake: Lake) -> None:
 
 
 def check_all(lake: Lake) -> None:
-    check_dwd(lake)
-    check_product_views(lake)
-    check_user_profile(lake)
+    checks = reconcile_layers(lake.spark, lake.cat)
+    assert all_ok(checks), "\n".join(c.line() for c in checks)
     check_report(lake)
 
 
