@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import random
-import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -105,57 +102,3 @@ def create_items(info: MariaDBInfo, db: str, rows: int) -> str:
     return table
 
 
-class Writer(threading.Thread):
-    """Inserts, updates (also of the key), deletes and rolled-back transactions on
-    ``db.items`` plus member-level updates on ``db.user_member`` until stopped."""
-
-    def __init__(self, info: MariaDBInfo, db: str, next_id: int, pause: float = 0.05) -> None:
-        super().__init__(daemon=True)
-        self.info, self.db, self.next_id, self.pause = info, db, next_id, pause
-        self.items = quote_table(f"{db}.items")
-        self.rand = random.Random(11)
-        self.stop_event = threading.Event()
-        self.ops = 0
-        self.error: BaseException | None = None
-
-    def _one(self, cur: Any) -> None:
-        r, t, some = self.rand.random(), self.items, self.rand.randrange(1, self.next_id)
-        if r < 0.3:
-            self.next_id += 1
-            cur.execute(f"INSERT INTO {t} VALUES (%s, %s, 1, 1.2345, NOW(), 'w')",
-                        (self.next_id, f"new{self.next_id}"))
-        elif r < 0.65:
-            cur.execute(f"UPDATE {t} SET qty = qty + 1, price = price + 0.0001, "
-                        "updated = NOW(), note = CONCAT(note, '+') WHERE id = %s", (some,))
-        elif r < 0.8:
-            cur.execute(f"DELETE FROM {t} WHERE id = %s", (some,))
-        elif r < 0.9:
-            self.next_id += 1
-            cur.execute(f"UPDATE IGNORE {t} SET id = %s WHERE id = %s", (self.next_id, some))
-        else:
-            cur.execute(f"UPDATE {quote_table(self.db + '.user_member')} SET memberLevel = %s "
-                        "WHERE userid = '555655'", (self.rand.randrange(100),))
-        self.ops += 1
-
-    def run(self) -> None:
-        try:
-            conn = self.info.connect()
-            with conn.cursor() as cur:
-                while not self.stop_event.is_set():
-                    if self.rand.random() < 0.15:
-                        conn.begin()
-                        for _ in range(self.rand.randrange(2, 5)):
-                            self._one(cur)
-                        conn.rollback() if self.rand.random() < 0.2 else conn.commit()
-                    else:
-                        self._one(cur)
-                    time.sleep(self.pause)
-            conn.close()
-        except BaseException as exc:  # surfaced by stop()
-            self.error = exc
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.join(30)
-        if self.error is not None:
-            raise self.error

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 from cdc_pipeline_helpers import (
     ITEMS_COLS,
-    Writer,
     create_items,
     lake_rows,
     mysql_rows,
@@ -31,6 +30,7 @@ from cdc_pipeline_helpers import (
     write_pipeline,
 )
 from pyspark.sql import SparkSession
+from tests.mariadb_writer import Writer
 
 from icetide.embedded.mariadb import MariaDBInfo, seed_shop
 from icetide.flows import commit
@@ -139,7 +139,8 @@ def test_kill9_snapshot_and_binlog_exactly_once(
                             chunk_size=100, max_records=300, trigger="1s")
     env = {**os.environ, "ICETIDE_HOME": str(home), "ICETIDE_SPARK__MASTER": "local[2]",
            "ICETIDE_SPARK__DRIVER_MEMORY": "1g"}
-    writer = Writer(mariadb, db, ROWS, pause=0.1)
+    writer = Writer(mariadb, f"{db}.items", ROWS, seed=11, pause=0.1,
+                    members=f"{db}.user_member")
     writer.start()
     items = f"{cat}.{lake_db}.items"
     try:

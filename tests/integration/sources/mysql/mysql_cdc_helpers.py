@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import random
-import threading
-import time
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -42,61 +39,6 @@ def create_items(info: MariaDBInfo, db: str, rows: int, table: str = "items") ->
                 "NOW(3), %s)", data[at:at + 5000])
     conn.close()
     return qualified
-
-
-class Writer(threading.Thread):
-    """Random inserts, updates (also of the key), deletes, multi-row and rolled-back
-    transactions on an ``items`` table until stopped."""
-
-    def __init__(self, info: MariaDBInfo, table: str, next_id: int, seed: int = 7,
-                 pause: float = 0.002) -> None:
-        super().__init__(daemon=True)
-        self.info, self.table, self.next_id = info, quote_table(table), next_id
-        self.rand = random.Random(seed)
-        self.pause = pause
-        self.stop_event = threading.Event()
-        self.ops = 0
-        self.error: BaseException | None = None
-
-    def _one(self, cur: Any) -> None:
-        r, t = self.rand.random(), self.table
-        some = self.rand.randrange(1, self.next_id)
-        if r < 0.3:
-            self.next_id += 1
-            cur.execute(f"INSERT INTO {t} VALUES (%s, %s, %s, %s, NOW(3), %s)",
-                        (self.next_id, f"new{self.next_id}", 1, Decimal("1.2345"), "w"))
-        elif r < 0.7:
-            cur.execute(f"UPDATE {t} SET qty = qty + 1, price = price + 0.0001, "
-                        "updated = NOW(3), note = CONCAT(note, '+') WHERE id = %s", (some,))
-        elif r < 0.85:
-            cur.execute(f"DELETE FROM {t} WHERE id = %s", (some,))
-        else:
-            self.next_id += 1
-            cur.execute(f"UPDATE IGNORE {t} SET id = %s WHERE id = %s", (self.next_id, some))
-        self.ops += 1
-
-    def run(self) -> None:
-        try:
-            conn = self.info.connect()
-            with conn.cursor() as cur:
-                while not self.stop_event.is_set():
-                    if self.rand.random() < 0.2:
-                        conn.begin()
-                        for _ in range(self.rand.randrange(2, 6)):
-                            self._one(cur)
-                        conn.rollback() if self.rand.random() < 0.2 else conn.commit()
-                    else:
-                        self._one(cur)
-                    time.sleep(self.pause)  # a steady writer, not a benchmark
-            conn.close()
-        except BaseException as exc:  # surfaced by stop()
-            self.error = exc
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self.join(30)
-        if self.error is not None:
-            raise self.error
 
 
 Model = dict[tuple[Any, ...], tuple[Any, ...]]

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mysql_cdc_helpers import Model, Writer, apply, create_items, drain, new_database, source_state
+from mysql_cdc_helpers import Model, apply, create_items, drain, new_database, source_state
+from tests.mariadb_writer import Writer
 
 from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
 from icetide.errors import PositionLostError
