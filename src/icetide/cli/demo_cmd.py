@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import logging
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -18,10 +22,13 @@ from icetide.demo.report import DemoProgress, DemoReport
 from icetide.demo.runner import DemoOptions
 from icetide.demo.shop import DEMO_MARIADB_PORT, DimsMode, choose_dims
 
-SUMMARY_SQL = (
-    "SELECT productId, name, product_price, count(*) AS views, count(DISTINCT uid) AS uv "
-    "FROM ods_behavior.clickevent GROUP BY productId, name, product_price "
-    "ORDER BY views DESC LIMIT 10"
+if TYPE_CHECKING:
+    from rich.console import Console
+
+SUMMARY_TABLE = "dws.product_views"
+SUMMARY_SQL = (  # the DWS layer: one row per product, maintained incrementally
+    f"SELECT productId, name, product_price, views, uv FROM {SUMMARY_TABLE} "
+    "ORDER BY name IS NULL, views DESC LIMIT 10"
 )
 
 
@@ -37,8 +44,26 @@ def _run(settings: Settings, options: DemoOptions, stop: threading.Event,
 
     from icetide.demo.live import LiveStatus
 
-    with LiveStatus(settings, Console(), progress=progress):
+    console = Console()
+    # the JVM writes to the terminal directly: only errors, so the live table stays intact
+    options = dataclasses.replace(options, spark_log_level="ERROR")
+    with _log_to(console), LiveStatus(settings, console, progress=progress):
         return run_demo(settings, options, stop, progress=progress)
+
+
+@contextlib.contextmanager
+def _log_to(console: Console) -> Iterator[None]:
+    """Log records printed above the live table (not through it) while it is shown."""
+    from rich.logging import RichHandler
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    handler = RichHandler(console=console, show_path=False, level=root.level)
+    root.handlers = [handler]
+    try:
+        yield
+    finally:
+        root.handlers = saved
 
 
 def _install_signals(stop: threading.Event) -> None:
@@ -79,11 +104,14 @@ def _echo_query(report: DemoReport) -> None:
     from icetide.query.spark_sql import run_sql
     from icetide.runtime.session import get_spark
 
-    result = run_sql(get_spark(report.settings), SUMMARY_SQL)
-    click.echo("views per product (ods_behavior.clickevent):")
+    spark = get_spark(report.settings)
+    if not spark.catalog.tableExists(SUMMARY_TABLE):
+        return
+    result = run_sql(spark, SUMMARY_SQL)
+    click.echo(f"views per product ({SUMMARY_TABLE}):")
     for row in result.rows:
         click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))
-    click.echo('query the lake: icetide sql "SELECT * FROM dws.product_views"; '
+    click.echo('query the lake: icetide sql "SELECT * FROM ads.daily_product_report"; '
                "run `icetide demo` again to resume")
 
 

@@ -75,6 +75,8 @@ class DemoOptions:
     mariadb_port: int | None = DEMO_MARIADB_PORT  # None/0 or taken: a free port
     reconcile: bool = True
     pipeline: Path | None = None
+    #: Spark's (JVM) log level for the run, e.g. "ERROR" under the live view; None: as set
+    spark_log_level: str | None = None
 
 
 def _broker(settings: Settings) -> EmbeddedBroker:
@@ -198,7 +200,10 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
         graph = _load_graph(options, dims, shop)
         broker = stack.enter_context(_broker(settings))
         run_settings = _with_broker(settings, broker.bootstrap)
-        pipeline = PipelineRun(get_spark(run_settings), run_settings, graph,
+        spark = get_spark(run_settings)
+        if options.spark_log_level:
+            spark.sparkContext.setLogLevel(options.spark_log_level)
+        pipeline = PipelineRun(spark, run_settings, graph,
                                trigger_interval=options.trigger_interval)
         stack.callback(pipeline.close)
         run = _DemoRun(pipeline, broker.bootstrap, shop, options, progress)
