@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -90,6 +91,21 @@ def _with_broker(settings: Settings, bootstrap: str) -> Settings:
     # earliest: a resumed demo's committed offsets belong to the previous (gone) broker
     return settings.model_copy(update={"kafka": settings.kafka.model_copy(
         update={"bootstrap": bootstrap, "offset_out_of_range": "earliest"})})
+
+
+def _spark(settings: Settings) -> SparkSession:
+    """The session, keeping the caller's Ctrl-C handler: a new SparkContext installs its
+    own (cancel every job, raise KeyboardInterrupt), which would break the clean stop."""
+    from icetide.runtime.session import get_spark
+
+    if threading.current_thread() is not threading.main_thread():
+        return get_spark(settings)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        return get_spark(settings)
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
 
 
 def _load_graph(options: DemoOptions, dims: str, shop: Shop | None) -> PipelineGraph:
@@ -187,7 +203,6 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
              progress: DemoProgress | None = None) -> DemoReport:
     """MariaDB + broker + generators + the clickstream pipeline, then drain and reconcile."""
     from icetide.pipelines.run import PipelineRun
-    from icetide.runtime.session import get_spark
 
     progress = progress or DemoProgress()
     dims, warning = choose_dims(options.dims)
@@ -200,7 +215,7 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
         graph = _load_graph(options, dims, shop)
         broker = stack.enter_context(_broker(settings))
         run_settings = _with_broker(settings, broker.bootstrap)
-        spark = get_spark(run_settings)
+        spark = _spark(run_settings)
         if options.spark_log_level:
             spark.sparkContext.setLogLevel(options.spark_log_level)
         pipeline = PipelineRun(spark, run_settings, graph,
