@@ -1,19 +1,23 @@
-"""Exactly-once under kill -9: the seed's clickevent flow, real broker, real Spark, real Iceberg.
+"""The whole system under kill -9: clicks AND business updates flowing, real everything.
 
-While events (2 % malformed) are being produced, `icetide run examples/clickstream` is
-killed with SIGKILL (its whole process group, JVM included) at random moments at least
-five times and restarted. Afterwards the target and the dead-letter table hold exactly
-the produced offsets: none lost, none twice, every bad event in the DLQ.
+`icetide run examples/clickstream --conf clickstream.dims=cdc` runs every flow of the
+example — Kafka → ``ods_behavior.clickevent`` (+ DLQ), MariaDB ``user_db`` → ``dim_db.*``
+by CDC, and the layers ``dwd → dws → ads`` — against a real broker, a private MariaDB,
+real Spark and real Iceberg. While clicks (2 % malformed) are produced and a second
+thread changes prices and member levels and adds and removes members, the process group
+(JVM included) is SIGKILLed at random moments at least six times, each time after the
+run committed a batch, and restarted. After a final ``--once`` drain:
+
+* ODS holds exactly the produced offsets: target ∪ DLQ, contiguous, none twice;
+* ``dim_db.products`` / ``dim_db.user_member`` equal MariaDB row for row;
+* ``dwd.click_wide``, ``dws.product_views``, ``dws.user_profile`` and
+  ``ads.daily_product_report`` equal a from-scratch recomputation over ODS and the
+  dimensions (``icetide.demo.reconcile``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,15 +26,30 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from icetide.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
 from icetide.embedded.broker import EmbeddedBroker
+from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
+from icetide.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.gen.clicks import GenOptions, GenReport, produce_clicks
-from icetide.gen.seed_dims import load_seed_dimensions
+from tests.e2e.pipeline_proc import (
+    commits,
+    drain,
+    kill9,
+    log_counts,
+    pipeline_env,
+    start,
+    wait_running,
+)
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
+              pytest.mark.timeout(1500)]
 
-ROOT = Path(__file__).resolve().parents[2]
-PIPELINE = ROOT / "examples" / "clickstream"
 KILLS = 6
+CLICKS = GenOptions(count=30_000, rate=200, bad_ratio=0.02, seed=7)  # ≈ 150 s of clicks
+BUSINESS_RATE = 5.0
+#: What the restarts had to do (counted in the run logs, printed): finish a batch whose
+#: side table (changelog, dead letters) committed before the kill; retry a failed batch.
+RESTART_WORK = ("finishing half-committed batch", "batch failed")
 
 
 @pytest.fixture()
@@ -45,99 +64,112 @@ def lake(tmp_path: Path, spark: SparkSession) -> Iterator[tuple[Path, str]]:
     yield home, "e2e"
 
 
-def _env(home: Path, bootstrap: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "ICETIDE_HOME": str(home),
-        "ICETIDE_KAFKA__BOOTSTRAP": bootstrap,
-        "ICETIDE_SPARK__MASTER": "local[2]",
-        "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
-        "ICETIDE_KAFKA__MAX_RECORDS_PER_TRIGGER": "4000",
-    })
-    return env
+@pytest.fixture()
+def shop(tmp_path: Path) -> Iterator[MariaDBInfo]:
+    """A private MariaDB holding the seed's ``user_db`` (the session server's user_db is
+    shared with other tests)."""
+    with EmbeddedMariaDB(tmp_path / "mariadb") as info:
+        conn = info.connect()
+        try:
+            seed_shop(conn, "user_db")
+        finally:
+            conn.close()
+        yield info
 
 
-def _start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "icetide.cli", "run", str(PIPELINE), *args]
-    with log.open("ab") as out:
-        return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+class Producers:
+    """Clicks to Kafka and business updates to MariaDB, each in its own thread."""
+
+    def __init__(self, bootstrap: str, shop: MariaDBInfo) -> None:
+        self.clicks: list[GenReport] = []
+        self.changes: list[BusinessReport] = []
+        self.stop = threading.Event()
+        self._click_thread = threading.Thread(target=lambda: self.clicks.append(
+            produce_clicks(bootstrap, "clicktopic", CLICKS)))
+        self._business_thread = threading.Thread(target=lambda: self.changes.append(
+            run_business_updates(lambda: shop.connect("app"),
+                                 BusinessOptions(rate=BUSINESS_RATE, seed=11), self.stop)))
+
+    def start(self) -> None:
+        self._click_thread.start()
+        self._business_thread.start()
+
+    def clicking(self) -> bool:
+        return self._click_thread.is_alive()
+
+    def finish(self) -> tuple[GenReport, BusinessReport]:
+        self.stop.set()
+        self._click_thread.join()
+        self._business_thread.join()
+        assert self.clicks and self.changes, "a producer thread failed (see its traceback)"
+        return self.clicks[0], self.changes[0]
 
 
-def _wait_running(proc: subprocess.Popen[bytes], log: Path, timeout: float = 300) -> None:
-    """Until this run has committed its first batch (Spark up, flow discovered, running)."""
-    deadline = time.monotonic() + timeout
-    while b"clickevent: +" not in (log.read_bytes() if log.exists() else b""):
-        assert proc.poll() is None, log.read_text()[-3000:]
-        assert time.monotonic() < deadline, "pipeline did not start"
-        time.sleep(0.2)
-
-
-def _kill9(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(30)
-
-
-def _commits(spark: SparkSession, table: str) -> int:
-    if not spark.catalog.tableExists(table):
-        return 0
-    return int(spark.sql(f"SELECT count(*) FROM {table}.snapshots").collect()[0][0])
-
-
-def test_kill9_loses_and_duplicates_nothing(
-        tmp_path: Path, spark: SparkSession, lake: tuple[Path, str]) -> None:
-    home, cat = lake
+def _kill_cycles(env: dict[str, str], tmp: Path, producers: Producers) -> int:
+    """Start, wait for a committed batch, kill -9 at a random moment; ≥ KILLS times and
+    until every click was produced."""
     rng = random.Random(20261122)
-    load_seed_dimensions(spark, cat)
+    kills = 0
+    while kills < KILLS or producers.clicking():
+        log = tmp / f"run-{kills}.log"
+        proc = start(env, log, "--trigger-interval", "1", "--conf", "clickstream.dims=cdc")
+        wait_running(proc, log)
+        time.sleep(rng.uniform(0.0, 6.0))  # anywhere in planning, reading or committing
+        kill9(proc)
+        kills += 1
+        assert kills < 40
+    return kills
+
+
+def test_kill9_whole_pipeline_equals_recomputation(
+        tmp_path: Path, spark: SparkSession, lake: tuple[Path, str], shop: MariaDBInfo) -> None:
+    home, cat = lake
+    began = time.monotonic()
     with EmbeddedBroker(None, tmp_path / "broker") as broker:
-        env = _env(home, broker.bootstrap)
-        report: list[GenReport] = []
-        gen = threading.Thread(target=lambda: report.append(produce_clicks(
-            broker.bootstrap, "clicktopic",
-            GenOptions(count=60_000, rate=1000, bad_ratio=0.02, seed=7))))
-        gen.start()
-        kills = 0
-        while kills < KILLS or gen.is_alive():
-            cycle_log = tmp_path / f"run-{kills}.log"
-            proc = _start(env, cycle_log, "--trigger-interval", "1")
-            _wait_running(proc, cycle_log)
-            time.sleep(rng.uniform(0.0, 6.0))  # anywhere in planning, reading or committing
-            _kill9(proc)
-            kills += 1
-            assert kills < 40
-        gen.join()
-        target = f"{cat}.ods_behavior.clickevent"
-        during_kills = _commits(spark, target)
-        drain_env = {k: v for k, v in env.items()
-                     if k != "ICETIDE_KAFKA__MAX_RECORDS_PER_TRIGGER"}
-        _drain(drain_env)
-        assert during_kills >= KILLS, "too few commits happened between the kills"
-        _check(spark, cat, report[0], kills)
+        env = pipeline_env(home, broker.bootstrap, shop)
+        producers = Producers(broker.bootstrap, shop)
+        producers.start()
+        try:
+            kills = _kill_cycles(env, tmp_path, producers)
+        finally:
+            clicks, changes = producers.finish()
+        during_kills = commits(spark, f"{cat}.ods_behavior.clickevent")
+        killed_at = time.monotonic()
+        drain(env, "--conf", "clickstream.dims=cdc")
+    print(f"\nkills: {kills}, clicks: {clicks.valid} valid + {clicks.malformed} malformed, "
+          f"business changes: {dict(changes.counts)}; kill cycles "
+          f"{killed_at - began:.0f}s, drain {time.monotonic() - killed_at:.0f}s; "
+          f"{log_counts(sorted(tmp_path.glob('run-*.log')), *RESTART_WORK)}")
+    assert kills >= KILLS
+    assert during_kills >= KILLS, "too few commits happened between the kills"
+    assert clicks.delivery_errors == 0
+    assert changes.total >= 100 and all(changes.counts[k] for k in ("price", "level", "insert"))
+    _check_ods(spark, cat, clicks)
+    conn = shop.connect()
+    try:
+        checks = [*reconcile_ods(spark, cat, clicks.valid, clicks.malformed),
+                  *reconcile_dims(spark, cat, conn, database="user_db"),
+                  *reconcile_layers(spark, cat)]
+    finally:
+        conn.close()
+    _assert_all_ok(checks)
 
 
-def _drain(env: dict[str, str], attempts: int = 3) -> None:
-    """``--once`` until it exits 0; a crashed drain is just one more restart to survive."""
-    outputs = []
-    for _ in range(attempts):
-        final = subprocess.run(
-            [sys.executable, "-m", "icetide.cli", "run", str(PIPELINE), "--once"],
-            env=env, capture_output=True, text=True, timeout=900)
-        if final.returncode == 0:
-            return
-        outputs.append(final.stdout[-2000:] + final.stderr[-4000:])
-    raise AssertionError("the final --once drain failed:\n" + "\n---\n".join(outputs))
+def _assert_all_ok(checks: list[Check]) -> None:
+    for check in checks:
+        print(check.line())
+    bad = [c for c in checks if not c.ok]
+    assert checks and not bad, "\n".join(f"{c.name}: {c.detail}" for c in bad)
 
 
-def _check(spark: SparkSession, cat: str, report: GenReport, kills: int) -> None:
+def _check_ods(spark: SparkSession, cat: str, report: GenReport) -> None:
+    """Exactly-once at the source: every produced offset once, in the target or the DLQ."""
     target, dlq = f"{cat}.ods_behavior.clickevent", f"{cat}.ods_behavior.clickevent_dlq"
-    assert kills >= 5
     rows = spark.sql(
         f"SELECT _kafka_partition p, _kafka_offset o FROM {target} "
         f"UNION ALL SELECT `partition` p, `offset` o FROM {dlq}").collect()
     seen = [(r.p, r.o) for r in rows]
     produced = report.valid + report.malformed
-    assert report.delivery_errors == 0
     assert len(seen) == len(set(seen)), "duplicated offsets"
     assert len(seen) == produced, f"{produced - len(seen)} events lost"
     by_part: dict[int, list[int]] = {}
