@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from rich import box
 from rich.table import Table
 
 from icetide.ops.status import TableStatus
@@ -60,22 +61,25 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
     return table
 
 
+def _ago(ms: int | None, now: float) -> str:
+    return "never" if ms is None else f"{max(0.0, now - ms / 1000):.0f}s ago"
+
+
 def live_table(rows: Sequence[TableStatus], now: float | None = None,
                title: str | None = None) -> Table:
-    """The compact table of the demo's live view: rows, last commit, freshness, dead letters."""
+    """The compact table of the demo's live view (fits 80 columns): rows, last commit,
+    freshness, status and the dead letters of the last commit."""
     now = time.time() if now is None else now
-    table = Table(title=title, header_style="bold")
-    for column in ("table", "rows", "last commit", "freshness", "status", "dead letters",
-                   "dropped"):
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for column in ("table", "rows", "commit", "freshness", "status", "DLQ"):
         table.add_column(column, justify="left" if column == "table" else "right",
-                         no_wrap=column in ("table", "last commit"))
+                         no_wrap=True)
     for row in rows:
         if not row.exists:
             continue
         state = f"[{STATE_STYLE[row.state]}]{row.state}[/]" if row.state in STATE_STYLE \
             else row.state
         table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
-                      _age(row.last_commit_ms, now), _seconds(row.freshness_s), state,
-                      "-" if row.dead_letters is None else str(row.dead_letters),
-                      "-" if row.dropped is None else str(row.dropped))
+                      _ago(row.last_commit_ms, now), _seconds(row.freshness_s), state,
+                      "-" if row.dead_letters is None else str(row.dead_letters))
     return table
