@@ -23,6 +23,7 @@ from icetide.demo.report import DemoProgress
 from icetide.ops.render import live_table
 from icetide.ops.status import collect_status
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
+from icetide.tables.changelog import CHANGELOG_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class LiveStatus:
         """The current table (the last good one if metadata is being rewritten)."""
         with self._lock:
             try:
-                rows = collect_status(self.catalog, self.tables)
+                rows = [row for row in collect_status(self.catalog, self.tables)
+                        if CHANGELOG_SUFFIX not in row.table]  # side tables of the flows
                 title = (self.progress.line() if self.progress is not None
                          else f"icetide demo: {time.monotonic() - self.started:.0f}s")
                 self._last = live_table(rows, title=title)
