@@ -90,6 +90,9 @@ def _echo_report(report: DemoReport) -> None:
     click.echo(f"committed this run: {sum(report.committed.values()):,} rows, "
                f"{report.dead_letters:,} dead letters ({report.drained_rows:,} rows by the "
                f"final drain) in {report.seconds:.0f}s")
+    if report.phase_seconds:
+        click.echo("time per phase: " + ", ".join(
+            f"{name} {secs:.0f}s" for name, secs in report.phase_seconds.items()))
     if report.shop is not None:
         click.echo(f"MariaDB {report.shop.database}: "
                    f"{'seeded now' if report.shop.seeded else 'resumed'}, data in "

@@ -29,6 +29,21 @@ class DemoProgress:
     dims: str = "?"  # cdc | seed
     clicks: int = 0  # events handed to the producer so far
     started: float = field(default_factory=time.monotonic)
+    #: (phase, monotonic time it began), in order
+    history: list[tuple[str, float]] = field(default_factory=list)
+
+    def enter(self, phase: str) -> None:
+        """Begin ``phase`` (the time spent per phase goes into the report)."""
+        self.phase = phase
+        self.history.append((phase, time.monotonic()))
+
+    def seconds(self, until: float | None = None) -> dict[str, float]:
+        """Seconds spent per phase so far (``starting`` = from start to the first phase)."""
+        marks = [("starting", self.started), *self.history]
+        end = time.monotonic() if until is None else until
+        ends = [t for _, t in marks[1:]] + [end]
+        return {name: round(stop - begin, 1)
+                for (name, begin), stop in zip(marks, ends, strict=True)}
 
     def line(self) -> str:
         """One status line: phase, elapsed time, clicks produced, where the dimensions come from."""
@@ -96,6 +111,7 @@ class DemoReport:
     settings: Settings
     seconds: float
     shop: Shop | None = None
+    phase_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +123,7 @@ class DemoReport:
         gen = self.generated
         return {
             "dims": self.dims, "seconds": round(self.seconds, 1), "ok": self.ok,
+            "phase_seconds": dict(self.phase_seconds),
             "clicks": {"valid": gen.valid, "malformed": gen.malformed, "total": gen.total,
                        "delivery_errors": gen.delivery_errors, "rate": round(gen.rate, 1),
                        "seconds": round(gen.seconds, 1), "kinds": dict(gen.kinds)},

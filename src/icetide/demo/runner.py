@@ -175,7 +175,7 @@ def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
             ) -> tuple[GenReport, BusinessReport | None]:
     """Generators and continuous flows until the duration ends or ``stop`` is set."""
     gens.start()
-    progress.phase = "running"
+    progress.enter("running")
     try:
         pipeline.run_forever(stop, counter)
     finally:
@@ -248,18 +248,19 @@ class _DemoRun:
         gens = Generators(self.bootstrap, self.shop, self.options, stop, self.progress)
         generated, business = _stream(self.pipeline, gens, stop, counter, self.progress)
         before, _ = counter.totals()
-        self.progress.phase = "draining"
+        self.progress.enter("draining")
         self.pipeline.run_once(counter)
         rows, dead = counter.totals()
         log.info("demo drained %d rows after the stop", rows - before)
         checks: list[Check] = []
         if self.options.reconcile:
-            self.progress.phase = "reconciling"
+            self.progress.enter("reconciling")
             checks = reconcile_lake(self.spark, self.catalog, LakeCounts(
                 baseline.ods + generated.valid, baseline.dlq + generated.malformed), self.shop)
-        self.progress.phase = "done"
+        self.progress.enter("done")
         return DemoReport(
             dims=self.progress.dims, generated=generated, business=business,
             baseline=baseline, committed=dict(counter.rows), dead_letters=dead,
             drained_rows=rows - before, checks=checks, settings=self.pipeline.settings,
-            seconds=time.monotonic() - self.progress.started, shop=self.shop)
+            seconds=time.monotonic() - self.progress.started, shop=self.shop,
+            phase_seconds=self.progress.seconds())

@@ -187,3 +187,12 @@ def test_demo_help_names_the_options() -> None:
     for text in ("--duration", "--business-rate", "--dims", "--report", "--no-live",
                  "MariaDB", "resumes"):
         assert text in result.output
+
+
+def test_progress_records_the_time_per_phase() -> None:
+    progress = DemoProgress(started=100.0)
+    progress.history = [("running", 130.0), ("draining", 190.0)]
+    assert progress.seconds(until=250.0) == {"starting": 30.0, "running": 60.0,
+                                             "draining": 60.0}
+    progress.enter("done")
+    assert progress.phase == "done" and list(progress.seconds()) [-1] == "done"
