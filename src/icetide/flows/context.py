@@ -78,6 +78,10 @@ class BatchContext:
         self._cache[label] = kept
         return kept
 
+    def is_cached(self, key: str) -> bool:
+        """Whether this batch holds source ``key``'s rows (or a kept decode) in memory."""
+        return key in self._cache or f"decoded:{key}" in self._cache
+
     def add_source(self, source: Source, batch: BatchRange) -> None:
         """Register a source found while the transform runs (discovery of dp.read_stream)."""
         if source.key not in self.sources:

@@ -94,6 +94,10 @@ class FlowLoop:
         self.flow = flow
         #: Extra marker keys the driver sets (e.g. the chosen refresh mode).
         self.summary_extra: dict[str, str] = {}
+        #: End of the batch this loop committed last (``None`` after a failure): while
+        #: the next start equals it, no side table can hold a half-committed batch.
+        self._committed_end: dict[str, Any] | None = None
+        self._side_exists: set[str] = set()  # side tables seen to exist (never dropped)
 
     # -- positions -------------------------------------------------------------------
     def committed_start(self) -> dict[str, Any]:
@@ -116,8 +120,10 @@ class FlowLoop:
         pending_end: dict[str, Any] | None = None
         done: set[str] = set()
         for side in self.all_side_tables():
-            if not self.spark.catalog.tableExists(side):
-                continue
+            if side not in self._side_exists:
+                if not self.spark.catalog.tableExists(side):
+                    continue
+                self._side_exists.add(side)
             marker = commit.last_marker(self.spark, side, self.flow.name)
             if (marker and same_position(marker.start, start)
                     and not same_position(marker.end, start)):
@@ -145,7 +151,11 @@ class FlowLoop:
         """Plan, transform and commit one batch; ``None`` when there was nothing to do."""
         began = time.monotonic()
         start = self.committed_start()
-        pending_end, sides_done = self.pending_side_batch(start)
+        last, self._committed_end = self._committed_end, None
+        if last is not None and same_position(last, start):  # we committed up to here
+            pending_end, sides_done = None, set[str]()
+        else:
+            pending_end, sides_done = self.pending_side_batch(start)
         if pending_end is not None:
             log.info("flow %s: finishing half-committed batch %s → %s",
                      self.flow.name, start, pending_end)
@@ -158,7 +168,9 @@ class FlowLoop:
         try:
             with bound(ctx):
                 out = self.flow.transform(ctx)
-            return self._commit(ctx, out, start, end, sides_done, began)
+            result = self._commit(ctx, out, start, end, sides_done, began)
+            self._committed_end = end
+            return result
         finally:
             ctx.release()
 
@@ -167,7 +179,10 @@ class FlowLoop:
         from pyspark import StorageLevel
 
         rows_in = sum(b.records for b in ctx.batches.values())
-        out = out.persist(StorageLevel.MEMORY_AND_DISK)
+        if self._reuse_inputs(ctx):
+            log.debug("flow %s: inputs cached, recomputing the output", self.flow.name)
+        else:
+            out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows, max_event, kept, extra = self._check(out)
             dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
@@ -189,6 +204,14 @@ class FlowLoop:
                  self.flow.name, rows, rows_in, dlq_rows, seconds)
         return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
                            seconds, caught_up)
+
+    def _reuse_inputs(self, ctx: BatchContext) -> bool:
+        """Whether the output need not be cached too: the stats pass and the write each
+        recompute it from the batch's cached source rows (one cache layer, not two; the
+        sources are never read twice). Expectations keep the output cached, so what was
+        checked is exactly what is written."""
+        return (self.flow.checker is None and bool(ctx.accessed)
+                and all(ctx.is_cached(key) for key in ctx.accessed))
 
     def _check(self, out: DataFrame) -> tuple[int, int | None, DataFrame, Mapping[str, str]]:
         """Rows, newest event time, the rows to commit and extra marker keys."""
