@@ -10,6 +10,7 @@ per flow.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,18 +40,34 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Tables a compiled flow has seen to exist (bound while its transform runs): tables are
+#: not dropped under a running flow, so each is looked up in the catalog once per flow.
+_KNOWN_TABLES: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "icetide_known_tables", default=None)
+
+
+def _exists(ctx: BatchContext, ident: str) -> bool:
+    known = _KNOWN_TABLES.get()
+    if known is not None and ident in known:
+        return True
+    found = bool(ctx.spark.catalog.tableExists(ident))
+    if found and known is not None:
+        known.add(ident)
+    return found
+
+
 def _read_table(name: str, streaming: bool) -> DataFrame:
     """``dp.read``: the table's current snapshot; ``dp.read_stream``: what is new since the
     flow's last commit (appended rows, or the changelog of a primary-key table)."""
     ctx = current_batch()
     ident = ctx.qualify(name)
-    if not ctx.spark.catalog.tableExists(ident):
+    if not _exists(ctx, ident):
         raise MissingTable(ident)
     if not streaming:
         return ctx.table(name)
     catalog, rest = ident.split(".", 1)
     changelog = f"{catalog}.{changelog_table_name(rest)}"
-    is_pk = ctx.spark.catalog.tableExists(changelog)
+    is_pk = _exists(ctx, changelog)
     source = IcebergTableSource(ctx.spark, changelog if is_pk else ident)
     if source.key not in ctx.sources:  # discovery: first sight of this input
         start = source.initial_position()
@@ -225,9 +242,15 @@ class PipelineRun:
         query = spec.query
         assert query is not None
 
+        known: set[str] = set()
+
         def transform(ctx: BatchContext) -> DataFrame:
-            with table_reader():
-                return call_query(query, ctx.spark)
+            token = _KNOWN_TABLES.set(known)
+            try:
+                with table_reader():
+                    return call_query(query, ctx.spark)
+            finally:
+                _KNOWN_TABLES.reset(token)
 
         return Flow(
             name=spec.name, target=ident, sources=dict(found.sources), transform=transform,
