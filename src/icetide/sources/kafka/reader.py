@@ -274,7 +274,21 @@ def read_batch(
     slices = make_slices(topic, start, end, slice_size)
     if not slices:
         return spark.createDataFrame([], schema)
-    rows = [(s.topic, s.partition, s.start, s.end) for s in slices]
-    rdd = spark.sparkContext.parallelize(rows, len(rows))  # one task per slice
-    plan = spark.createDataFrame(rdd, SLICE_SCHEMA_DDL)
-    return plan.mapInArrow(reader, schema)
+    return slice_plan(spark, slices).mapInArrow(reader, schema)
+
+
+def slice_plan(spark: SparkSession, slices: Sequence[Slice]) -> DataFrame:
+    """One row per slice (``SLICE_SCHEMA_DDL``), one partition each, built in the JVM.
+
+    (``createDataFrame`` of a parallelized list would run a Python worker per task only
+    to convert the rows, next to the reader's own.)
+    """
+    from pyspark.sql import functions as F
+
+    table = F.array(*[
+        F.struct(F.lit(s.topic).alias("topic"), F.lit(s.partition).cast("int").alias("partition"),
+                 F.lit(s.start).cast("bigint").alias("start"),
+                 F.lit(s.end).cast("bigint").alias("end"))
+        for s in slices])
+    ids = spark.range(0, len(slices), 1, len(slices))
+    return ids.select(F.element_at(table, (F.col("id") + 1).cast("int")).alias("s")).select("s.*")
