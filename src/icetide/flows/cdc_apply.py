@@ -138,13 +138,16 @@ class CdcSource(Source):
 def _more(batch: BatchRange | None) -> BatchRange | None:
     """Snapshot batches are never the last: the binlog phase follows (``--once`` goes on).
 
-    A schema-change batch has no rows (and may end where it starts); it counts as one
-    record so the loop runs it: the change is applied and the position committed.
+    A snapshot batch always moves the position, also with no rows (the table ended exactly
+    at the previous batch, or is empty: the position goes to the next table or to the
+    binlog phase); like a schema-change batch without rows (which may end where it
+    starts) it counts as one record so the loop runs it and commits the position — the
+    loop skips zero-record batches, and the flow would never reach the binlog.
     """
     if batch is None:
         return None
     if batch.info.get("phase") == "snapshot":
-        return BatchRange(batch.start, batch.end, batch.records,
+        return BatchRange(batch.start, batch.end, max(batch.records, 1),
                           {**batch.info, "caught_up": False})
     if batch.info.get("schema_changes") and batch.records == 0:
         return BatchRange(batch.start, batch.end, 1, {**batch.info, "caught_up": False})
