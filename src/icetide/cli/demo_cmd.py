@@ -182,7 +182,11 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
                           reconcile=reconcile, pipeline=pipeline)
     click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by {mode}; "
                "Ctrl-C to stop")
-    report = _run(settings, options, stop, live)
+    _finish(_run(settings, options, stop, live), report_path)
+
+
+def _finish(report: DemoReport, report_path: Path | None) -> None:
+    """Print the summary, write the JSON report; exit 1 if a reconciliation check failed."""
     _echo_report(report)
     if report_path is not None:
         report_path.write_text(json.dumps(report.to_json(), indent=2, default=str))
