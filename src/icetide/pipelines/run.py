@@ -173,6 +173,7 @@ class PipelineRun:
         }
         self.aliases = {name: src.key for name, src in self.sources.items()}
         self.flows = self._select(only)
+        self._compiled: list[Flow] | None = None
 
     def _select(self, only: Sequence[str]) -> list[FlowSpec]:
         order = [self.graph.flows[name] for name in self.graph.flow_order()]
@@ -268,8 +269,14 @@ class PipelineRun:
         """Compile every selected flow, producers before the flows that read their tables.
 
         A flow whose input is a table of this pipeline that does not exist yet waits until
-        the flow creating it has been compiled; the result is in dependency order.
+        the flow creating it has been compiled; the result is in dependency order. Done
+        once per run: a drain after a continuous run reuses the compiled flows.
         """
+        if self._compiled is None:
+            self._compiled = self._compile_all()
+        return self._compiled
+
+    def _compile_all(self) -> list[Flow]:
         pending, flows, inputs = list(self.flows), {}, {}
         while pending:
             waiting: list[FlowSpec] = []

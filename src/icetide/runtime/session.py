@@ -38,6 +38,10 @@ logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
 logger.nativecode.level = error
 logger.sparkenv.name = org.apache.spark.SparkEnv
 logger.sparkenv.level = error
+# changelog _seq numbers a batch's changes with one un-partitioned row_number() on
+# purpose (tables/changelog.py); Spark warns about it on every batch
+logger.windowexec.name = org.apache.spark.sql.execution.window.WindowExec
+logger.windowexec.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 
