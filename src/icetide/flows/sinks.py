@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.flows import commit
 from icetide.flows.markers import POS, ROWS
 from icetide.tables.changelog import changelog_seq_base, changelog_sql
+from icetide.tables.key_filter import key_filter
 from icetide.tables.merge_engines import MergeEngine
 from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
 from icetide.tables.sql import quote_qualified
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 _views = itertools.count()
@@ -96,9 +98,10 @@ class MergeSink:
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
             if self.changelog and self.changelog not in sides_done:
-                types = {f.name: f.dataType.simpleString() for f in schema.fields}
-                self._append_changelog(spark, spec, types, collapsed_view, props)
-            statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view)
+                self._append_changelog(spark, spec, types_of(schema), collapsed_view, props)
+            keys = key_filter(collapsed, self.keys, types_of(schema))
+            statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
+                                  key_filter=keys)
             commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
         finally:
             collapsed.unpersist()
@@ -116,6 +119,10 @@ class MergeSink:
             commit.append(rows, self.changelog, {**props, ROWS: str(rows.count())})
         finally:
             rows.unpersist()
+
+
+def types_of(schema: StructType) -> dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in schema.fields}
 
 
 def _run(spark: SparkSession, statement: str) -> None:

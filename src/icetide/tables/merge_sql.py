@@ -381,9 +381,14 @@ def _when(condition: str) -> str:
     return "" if condition == "TRUE" else f" AND {condition}"
 
 
-def render_merge(spec: MergeSpec, actions: MergeActions, using: str) -> str:
-    """The MERGE statement of ``actions``; ``using`` is a quoted view or ``(SELECT ...)``."""
-    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in spec.keys)
+def render_merge(spec: MergeSpec, actions: MergeActions, using: str,
+                 key_filter: str | None = None) -> str:
+    """The MERGE statement of ``actions``; ``using`` is a quoted view or ``(SELECT ...)``.
+
+    ``key_filter`` (a predicate on ``t``'s keys that every matching target row satisfies,
+    see :mod:`icetide.tables.key_filter`) is added to ``ON`` so the target scan is pruned.
+    """
+    on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
     lines = [f"MERGE INTO {spec.target} AS t", f"USING {using} AS s", f"ON {on}"]
     if actions.delete_when is not None:
         lines.append(f"WHEN MATCHED{_when(actions.delete_when)} THEN DELETE")
@@ -408,16 +413,18 @@ def merge_sql(
     spec: MergeSpec,
     *,
     collapsed_view: str | None = None,
+    key_filter: str | None = None,
 ) -> str:
     """The full MERGE for ``engine``.
 
     By default the collapse SELECT is embedded; pass ``collapsed_view`` (a temp view of
     :func:`collapse_sql`'s result, e.g. cached) to merge from it instead — the flow loop
     does so when it also writes the changelog, so both read the same collapsed rows.
+    ``key_filter``: see :func:`render_merge`.
     """
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
-    return render_merge(spec, actions, using)
+    return render_merge(spec, actions, using, key_filter)
 
 
 def plan_merge(engine: EngineLike, spec: MergeSpec) -> MergePlan:

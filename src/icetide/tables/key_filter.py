@@ -1,0 +1,99 @@
+"""A predicate on the target's keys implied by the batch, so a MERGE reads few target rows.
+
+A MERGE with a ``WHEN NOT MATCHED`` clause is a right outer join of the target with the
+batch: Spark cannot broadcast the (small) batch there, so every target row is shuffled
+and sorted for a sort-merge join — the MERGE grows with the table, not with the batch.
+Adding ``t.k IN (<the batch's values of k>)`` (or ``t.k BETWEEN <min> AND <max>`` for a
+large batch) to the ``ON`` condition changes no match — every target row that equals a
+batch row on the keys satisfies it — but Spark pushes it below the join into the target
+scan: rows are filtered before the shuffle, and Iceberg prunes files by partition
+(``bucket``) and column statistics.
+
+Only key types whose SQL literals are exact are used (integers, strings, decimals,
+dates) and only when the batch column has the target column's type; otherwise no
+predicate is added (the MERGE stays correct, just not faster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from icetide.tables.sql import quote_ident as q
+from icetide.tables.sql import sql_and, sql_string
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: Up to this many batch rows, the exact key values are listed (``IN``); above, a range.
+IN_LIST_LIMIT = 20_000
+_INT_SUFFIX = {"tinyint": "Y", "smallint": "S", "int": "", "bigint": "L"}
+
+
+def literal(value: Any, type_name: str) -> str | None:
+    """An exact Spark SQL literal of ``value`` for a column of ``type_name``
+    (``DataType.simpleString()``), or ``None`` when the type is not supported."""
+    if type_name in _INT_SUFFIX and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value}{_INT_SUFFIX[type_name]}"
+    if type_name == "string" and isinstance(value, str):
+        return sql_string(value)
+    if type_name.startswith("decimal(") and isinstance(value, Decimal) and value.is_finite():
+        return f"CAST('{value:f}' AS {type_name.upper()})"
+    if type_name == "date" and isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+def supported(type_name: str) -> bool:
+    return (type_name in _INT_SUFFIX or type_name == "string" or type_name == "date"
+            or type_name.startswith("decimal("))
+
+
+def in_sql(column: str, values: Iterable[Any], type_name: str) -> str | None:
+    """``t.<column> IN (...)`` over the non-null ``values`` (sorted, distinct)."""
+    items = sorted({v for v in values if v is not None})
+    rendered = [literal(v, type_name) for v in items]
+    if not rendered or any(r is None for r in rendered):
+        return None
+    return f"t.{q(column)} IN ({', '.join(str(r) for r in rendered)})"
+
+
+def range_sql(column: str, low: Any, high: Any, type_name: str) -> str | None:
+    """``t.<column> BETWEEN low AND high`` (``None`` when a bound is missing)."""
+    lo, hi = literal(low, type_name), literal(high, type_name)
+    if lo is None or hi is None:
+        return None
+    return f"t.{q(column)} BETWEEN {lo} AND {hi}"
+
+
+def key_filter(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
+               limit: int | None = None) -> str | None:
+    """The predicate on ``t.<keys>`` implied by the rows of ``batch`` (one Spark job, two
+    when the batch has at most ``limit`` (default :data:`IN_LIST_LIMIT`) rows), or
+    ``None`` when no key column allows one.
+
+    ``batch`` should be cached: it is read once more.
+    """
+    from pyspark.sql import functions as F
+
+    batch_types = {f.name: f.dataType.simpleString() for f in batch.schema.fields}
+    usable = [k for k in keys if supported(target_types.get(k, ""))
+              and batch_types.get(k) == target_types[k]]
+    if not usable:
+        return None
+    stats = batch.agg(F.count(F.lit(1)).alias("n"),
+                      *[F.min(q(k)).alias(f"lo{i}") for i, k in enumerate(usable)],
+                      *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)]).first()
+    assert stats is not None
+    if stats["n"] == 0:
+        return None
+    if stats["n"] > (IN_LIST_LIMIT if limit is None else limit):
+        parts = [range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"], target_types[k])
+                 for i, k in enumerate(usable)]
+    else:
+        rows = batch.select(*[q(k) for k in usable]).collect()
+        parts = [in_sql(k, (r[i] for r in rows), target_types[k]) for i, k in enumerate(usable)]
+    present = [p for p in parts if p is not None]
+    return sql_and(*present) if present else None
