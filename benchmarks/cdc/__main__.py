@@ -12,7 +12,13 @@ On a private embedded MariaDB (Debian ``mariadb-server``) and a local Spark:
 3. **MERGE** — one fixed batch of ``--changes`` (10k: 60 % updates, 20 % deletes, 20 %
    inserts) merged with the CDC sink (deduplicate on ``_cdc_pos``, marker in the same
    commit) into primary-key targets of each ``--merge-sizes`` (default 1M and 10M rows):
-   seconds, and the growth from the smallest to the largest (target ≤ 1.5×).
+   seconds, and the growth from the smallest to the largest (target ≤ 1.5×), without and
+   with the key predicate in ``ON`` (see ``merge.py``).
+
+After the snapshot and after the apply the lake table must equal the MariaDB table (row
+count, sum of ``qty`` and a CRC32 checksum over every row's id/name/qty/price), and the
+apply run must have applied exactly ``--updates`` rows; otherwise the benchmark stops
+instead of reporting a rate of a run that did not do the work.
 
 Appends the results (with date and machine) to docs/benchmarks.md. Run it on a quiet
 machine; the full sizes need ~4 GB of RAM and a few minutes.
@@ -21,11 +27,13 @@ machine; the full sizes need ~4 GB of RAM and a few minutes.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cdc import merge
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, Settings, SparkConfig
 from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
@@ -49,6 +57,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--changes", type=int, default=10_000, help="rows of the fixed MERGE batch")
     p.add_argument("--merge-sizes", default="1000000,10000000",
                    help="target sizes for the MERGE measurement, comma-separated")
+    p.add_argument("--merge-only", action="store_true", help="only the MERGE measurement")
     p.add_argument("--driver-memory", default="4g")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     return p.parse_args(argv)
@@ -76,17 +85,40 @@ def _pipeline(folder: Path, info: MariaDBInfo, db: str) -> Path:
     return folder
 
 
-def _run_once(spark: Any, settings: Settings, folder: Path) -> float:
+def _run_once(spark: Any, settings: Settings, folder: Path) -> tuple[float, int, int]:
+    """Seconds, batches and rows of one ``--once`` run of the pipeline."""
     from icetide.pipelines import load_pipeline
     from icetide.pipelines.run import PipelineRun
 
     run = PipelineRun(spark, settings, load_pipeline(folder))
     try:
         began = time.perf_counter()
-        run.run_once()
-        return time.perf_counter() - began
+        done = run.run_once()
+        took = time.perf_counter() - began
     finally:
         run.close()
+    results = [r for flow in done.values() for r in flow]
+    return took, len(results), sum(r.rows for r in results)
+
+
+CHECKSUM = ("SELECT count(*), sum(qty), sum(crc32(concat_ws('|', CAST(id AS {s}), name, "
+            "CAST(qty AS {s}), CAST(price AS {s})))) FROM {t}")
+
+
+def _verify(spark: Any, info: MariaDBInfo, db: str, when: str) -> tuple[int, int, int]:
+    """The lake table equals the MariaDB table (count, sum(qty), CRC32 of every row)."""
+    conn = info.connect()
+    with conn.cursor() as cur:
+        cur.execute(CHECKSUM.format(s="CHAR", t=f"`{db}`.items"))
+        row = cur.fetchone()
+    conn.close()
+    upstream = tuple(int(v or 0) for v in row)
+    lake = tuple(int(v or 0) for v in spark.sql(
+        CHECKSUM.format(s="STRING", t="lake.bench_cdc.items")).first())
+    if lake != upstream:
+        raise SystemExit(f"after the {when}: lake (count, sum(qty), crc) = {lake} but MariaDB "
+                         f"has {upstream}: the pipeline did not apply the changes")
+    return lake  # type: ignore[return-value]
 
 
 def _update(info: MariaDBInfo, db: str, updates: int) -> None:
@@ -127,100 +159,80 @@ def _raw_decode(info: MariaDBInfo, start: tuple[str, int], end: tuple[str, int])
     return rows / took
 
 
-def _merge_table(spark: Any, ident: str, rows: int) -> None:
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.bench_merge")
-    spark.sql(f"DROP TABLE IF EXISTS {ident}")
-    spark.sql(f"CREATE TABLE {ident} (id BIGINT NOT NULL, name STRING, qty INT, "
-              "price DECIMAL(10,4), _cdc_pos DECIMAL(38,0), _ts TIMESTAMP) USING iceberg "
-              "PARTITIONED BY (bucket(16, id)) TBLPROPERTIES ('format-version'='2', "
-              "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
-              "'write.merge.mode'='merge-on-read')")
-    spark.sql(f"ALTER TABLE {ident} SET IDENTIFIER FIELDS id")
-    spark.range(rows).selectExpr(
-        "id", "concat('item', id) AS name", "CAST(id % 17 AS INT) AS qty",
-        "CAST(id / 7 AS DECIMAL(10,4)) AS price", "CAST(1 AS DECIMAL(38,0)) AS _cdc_pos",
-        "current_timestamp() AS _ts").writeTo(ident).append()
-
-
-def _changes(spark: Any, rows: int, changes: int) -> Any:
-    """A fixed batch: 60 % updates, 20 % deletes (spread over the table), 20 % inserts."""
-    step = max(rows // changes, 1)
-    return spark.range(changes).selectExpr(
-        f"CASE WHEN id < {changes * 4 // 5} THEN id * {step} ELSE {rows} + id END AS id",
-        "'changed' AS name", "CAST(1 AS INT) AS qty", "CAST(1.5 AS DECIMAL(10,4)) AS price",
-        "CAST(2 AS DECIMAL(38,0)) AS _cdc_pos", "current_timestamp() AS _ts",
-        f"CASE WHEN id < {changes * 3 // 5} THEN '+U' WHEN id < {changes * 4 // 5} THEN '-D' "
-        "ELSE '+I' END AS _op")
-
-
-def _merge_seconds(spark: Any, rows: int, changes: int) -> float:
-    from icetide.flows.markers import Marker
-    from icetide.flows.sinks import MergeSink
-    from icetide.tables.merge_engines import deduplicate
-
-    ident = f"lake.bench_merge.t{rows}"
-    _merge_table(spark, ident, rows)
-    batch = _changes(spark, rows, changes).persist()
-    batch.count()
-    sink = MergeSink(deduplicate("_cdc_pos", on_delete="remove"), ("id",), op_column="_op")
-    props = Marker("bench", {"s": 0}, {"s": 1}, rows=changes).to_summary()
-    began = time.perf_counter()
-    sink.write(spark, batch, ident, props, frozenset())
-    took = time.perf_counter() - began
-    batch.unpersist()
-    return took
-
-
 def _measure(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path,
              a: argparse.Namespace) -> dict[str, float]:
     db = "bench_shop"
     _fill(info, db, a.rows)
     folder = _pipeline(tmp / "pipeline", info, db)
-    snapshot = _run_once(spark, settings, folder)
+    snapshot, snap_batches, snap_rows = _run_once(spark, settings, folder)
+    count, _, _ = _verify(spark, info, db, "snapshot")
     start = _position(info)
     _update(info, db, a.updates)
     end = _position(info)
     raw = _raw_decode(info, start, end)
-    apply = _run_once(spark, settings, folder)
-    out = {"snapshot_s": snapshot, "snapshot_rps": a.rows / snapshot, "apply_s": apply,
-           "apply_rps": a.updates / apply, "raw_rps": raw}
-    for size in (int(s) for s in a.merge_sizes.split(",")):
-        out[f"merge_{size}"] = _merge_seconds(spark, size, a.changes)
+    apply, batches, rows = _run_once(spark, settings, folder)
+    _verify(spark, info, db, "binlog apply")
+    if rows != a.updates or count != a.rows:
+        raise SystemExit(f"apply run committed {rows} rows in {batches} batches, expected "
+                         f"{a.updates} (snapshot: {count} rows, expected {a.rows})")
+    return {"snapshot_s": snapshot, "snapshot_rps": a.rows / snapshot,
+            "snapshot_batches": snap_batches, "snapshot_rows": snap_rows, "apply_s": apply,
+            "apply_rps": a.updates / apply, "apply_batches": batches, "raw_rps": raw}
+
+
+def _cdc_rows(a: argparse.Namespace, r: dict[str, float]) -> str:
+    ratio = r["apply_rps"] / r["raw_rps"]
+    return f"""\
+| snapshot of a {a.rows:,}-row table | {r['snapshot_rps']:,.0f} rows/s ({r['snapshot_s']:.1f}s, \
+{r['snapshot_batches']:.0f} batches) | |
+| binlog apply, {a.updates:,} updates | {r['apply_rps']:,.0f} rows/s ({r['apply_s']:.1f}s, \
+{r['apply_batches']:.0f} batch(es); lake = MariaDB checked) | ≥ 0.5 × raw |
+| raw mysql-replication decode, same range | {r['raw_rps']:,.0f} rows/s | |
+| apply / raw | {ratio:.2f} | ≥ 0.5 |
+"""
+
+
+def _merge_rows(a: argparse.Namespace, r: dict[str, float]) -> str:
+    sizes = [int(s) for s in a.merge_sizes.split(",")]
+    out = ""
+    for label, prefix in (("without key predicate (before)", "merge_plain_"),
+                          ("with key predicate (MergeSink now)", "merge_")):
+        times = ", ".join(f"{s:,} rows: {r[f'{prefix}{s}']:.2f}s" for s in sizes)
+        growth = r[f"{prefix}{sizes[-1]}"] / r[f"{prefix}{sizes[0]}"]
+        out += (f"| MERGE of {a.changes:,} changes, {label} | {times} | |\n"
+                f"| MERGE growth {sizes[0]:,} → {sizes[-1]:,} rows, {label} | {growth:.2f}× "
+                "| ≤ 1.5× |\n")
     return out
 
 
-def _report(a: argparse.Namespace, r: dict[str, float]) -> str:
-    sizes = [int(s) for s in a.merge_sizes.split(",")]
-    merges = ", ".join(f"{s:,} rows: {r[f'merge_{s}']:.2f}s" for s in sizes)
-    growth = r[f"merge_{sizes[-1]}"] / r[f"merge_{sizes[0]}"]
-    ratio = r["apply_rps"] / r["raw_rps"]
+def _report(a: argparse.Namespace, r: dict[str, float], load: tuple[float, float]) -> str:
+    only = " --merge-only" if a.merge_only else ""
     return f"""Command: `python -m benchmarks.cdc --rows {a.rows} --updates {a.updates} \
---changes {a.changes} --merge-sizes {a.merge_sizes}`
+--changes {a.changes} --merge-sizes {a.merge_sizes}{only}` \
+(1-minute load average {load[0]:.1f} at start, {load[1]:.1f} at end)
 
 | measurement | result | target |
 |---|---|---|
-| snapshot of a {a.rows:,}-row table | {r['snapshot_rps']:,.0f} rows/s ({r['snapshot_s']:.1f}s) | |
-| binlog apply, {a.updates:,} updates | {r['apply_rps']:,.0f} rows/s ({r['apply_s']:.1f}s) | \
-≥ 0.5 × raw |
-| raw mysql-replication decode, same range | {r['raw_rps']:,.0f} rows/s | |
-| apply / raw | {ratio:.2f} | ≥ 0.5 |
-| MERGE of {a.changes:,} changes | {merges} | |
-| MERGE growth {sizes[0]:,} → {sizes[-1]:,} rows | {growth:.2f}× | ≤ 1.5× |
-"""
+{'' if a.merge_only else _cdc_rows(a, r)}{_merge_rows(a, r)}"""
 
 
 def main(argv: list[str] | None = None) -> None:
     from icetide.runtime.session import get_spark
 
     a = _args(argv)
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="icetide-bench-cdc-") as tmp_name:
         tmp = Path(tmp_name)
         settings = Settings(home=tmp / "home", spark=SparkConfig(driver_memory=a.driver_memory),
                             catalog=CatalogConfig())
         spark = get_spark(settings)
-        with EmbeddedMariaDB(tmp / "mariadb") as info:
-            results = _measure(spark, settings, info, tmp, a)
-    body = _report(a, results)
+        results: dict[str, float] = {}
+        if not a.merge_only:
+            with EmbeddedMariaDB(tmp / "mariadb") as info:
+                results = _measure(spark, settings, info, tmp, a)
+        sizes = [int(s) for s in a.merge_sizes.split(",")]
+        results.update(merge.measure(spark, sizes, a.changes))
+    body = _report(a, results, (load_start, os.getloadavg()[0]))
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('MySQL CDC (benchmarks/cdc)', body)}")
