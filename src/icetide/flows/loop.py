@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import TYPE_CHECKING, Any
 
@@ -170,6 +170,8 @@ class FlowLoop:
                 out = self.flow.transform(ctx)
             result = self._commit(ctx, out, start, end, sides_done, began)
             self._committed_end = end
+            if pending_end is not None:  # a past end, re-planned: more may have arrived since
+                result = replace(result, caught_up=False)
             return result
         finally:
             ctx.release()

@@ -46,7 +46,7 @@ def _tables(spark: SparkSession, name: str) -> tuple[str, str]:
 
 
 def _flow(name: str, topic: str, bootstrap: str, target: str, dlq: str,
-          sink: Sink | None = None, max_records: int = 700) -> Flow:
+          sink: Sink | None = None, max_records: int | None = 700) -> Flow:
     src = KafkaSource(topic, KafkaConfig(bootstrap=bootstrap), retry_patience=20)
 
     def transform(ctx: BatchContext) -> DataFrame:
@@ -129,6 +129,24 @@ def test_half_committed_batch_is_finished_without_duplicates(
     assert len(valid) + len(bad) == 1500
     assert len(set(bad)) == len(bad) and len(set(valid)) == len(valid)
     assert report.malformed <= len(bad)
+
+
+def test_once_after_a_half_committed_batch_reads_on_to_the_end(
+        spark: SparkSession, loop_broker: str) -> None:
+    """Finishing a half-committed batch re-plans a *past* end: it is not "caught up", so
+    ``--once`` (``run_until_caught_up``, uncapped) goes on to what arrived after it."""
+    name = f"t{next(_names)}"
+    produce_clicks(loop_broker, name, GenOptions(count=400, bad_ratio=0.2, seed=7))
+    target, dlq = _tables(spark, name)
+    sink = _FailingSink()
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        FlowLoop(spark, _flow("o", name, loop_broker, target, dlq, sink, None)).run_batch()
+    produce_clicks(loop_broker, name, GenOptions(count=300, bad_ratio=0.2, seed=8))
+    loop = FlowLoop(spark, _flow("o", name, loop_broker, target, dlq, sink, None))
+    results = loop.run_until_caught_up()
+    assert [r.rows_in for r in results] == [400, 300]
+    assert [r.caught_up for r in results] == [False, True]
+    assert spark.table(target).count() + spark.table(dlq).count() == 700
 
 
 def test_empty_append_advances_position(spark: SparkSession, loop_broker: str) -> None:
