@@ -42,7 +42,7 @@ from tests.e2e.pipeline_proc import (
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
-              pytest.mark.timeout(1500)]
+              pytest.mark.timeout(2400)]  # a hang guard, not a budget
 
 KILLS = 6
 CLICKS = GenOptions(count=30_000, rate=200, bad_ratio=0.02, seed=7)  # ≈ 150 s of clicks
