@@ -97,9 +97,10 @@ class MergeSink:
         collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            if self.changelog and self.changelog not in sides_done:
-                self._append_changelog(spark, spec, types_of(schema), collapsed_view, props)
             keys = key_filter(collapsed, self.keys, types_of(schema))
+            if self.changelog and self.changelog not in sides_done:
+                self._append_changelog(spark, spec, types_of(schema), collapsed_view, props,
+                                       keys)
             statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
                                   key_filter=keys)
             commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
@@ -109,11 +110,13 @@ class MergeSink:
                 spark.catalog.dropTempView(view)
 
     def _append_changelog(self, spark: SparkSession, spec: MergeSpec, types: Mapping[str, str],
-                          collapsed_view: str, props: Mapping[str, str]) -> None:
+                          collapsed_view: str, props: Mapping[str, str],
+                          keys: str | None) -> None:
         assert self.changelog is not None
         base = changelog_seq_base(last_sequence_number(spark, self.changelog))
         rows = spark.sql(changelog_sql(self.engine, spec, types, seq_base=base,
-                                       source_pos=props[POS], collapsed_view=collapsed_view))
+                                       source_pos=props[POS], collapsed_view=collapsed_view,
+                                       key_filter=keys))
         rows = rows.persist()
         try:
             commit.append(rows, self.changelog, {**props, ROWS: str(rows.count())})

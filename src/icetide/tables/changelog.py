@@ -238,19 +238,21 @@ def changelog_sql(
     source_pos: str,
     commit_ts: dt.datetime | None = None,
     collapsed_view: str | None = None,
+    key_filter: str | None = None,
 ) -> str:
     """The SELECT of the changelog rows a MERGE of ``spec`` with ``engine`` will cause.
 
     Run it before the MERGE, against the same target state and the same collapsed rows
     (pass ``collapsed_view``, as for :func:`~icetide.tables.merge_sql.merge_sql`).
     ``column_types`` maps every table column to its Spark SQL type (table order);
-    ``seq_base`` comes from :func:`changelog_seq_base`.
+    ``seq_base`` comes from :func:`changelog_seq_base`. ``key_filter`` (see
+    :mod:`icetide.tables.key_filter`) prunes the target scan of the join, as in the MERGE.
     """
     types = _ordered_types(spec, column_types, seq_base)
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
     keys = ", ".join(q(k) for k in spec.keys)
-    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in spec.keys)
+    on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
     stored = _image(types, {c: f"t.{q(c)}" for c in spec.columns})
     seq = f"CAST({seq_base} AS BIGINT) + row_number() OVER (ORDER BY {keys}, {_POS})"
     return (

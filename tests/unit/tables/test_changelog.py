@@ -114,3 +114,12 @@ def test_changelog_sql_errors(kwargs: dict[str, object], message: str) -> None:
     args: dict[str, object] = {"column_types": TYPES, "seq_base": 0, "source_pos": "p", **kwargs}
     with pytest.raises(TableError, match=message):
         changelog_sql(Deduplicate("ts"), spec(), **args)  # type: ignore[arg-type]
+
+
+def test_changelog_sql_prunes_the_target_with_the_key_filter() -> None:
+    sql = changelog_sql(Deduplicate("ts"), spec(), TYPES, seq_base=0, source_pos="p",
+                        collapsed_view="c", key_filter="t.`id` IN (1, 2)")
+    assert "ON t.`id` = s.`id` AND t.`id` IN (1, 2)" in sql
+    plain = changelog_sql(Deduplicate("ts"), spec(), TYPES, seq_base=0, source_pos="p",
+                          collapsed_view="c")
+    assert "ON t.`id` = s.`id`\n" in plain
