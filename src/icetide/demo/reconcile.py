@@ -197,10 +197,26 @@ def check_daily_report(spark: SparkSession, c: str) -> Check:
         f"FROM {c}.ads.daily_product_report")
 
 
+def check_intermediate(spark: SparkSession, c: str) -> list[Check]:
+    """The DWS tables the others are built from: each pair seen, each user's counters."""
+    pairs = _compare_sql(
+        spark, "dws.product_user = (product, user) pairs of DWD",
+        f"SELECT productId, uid, min(eventTime) FROM {c}.{DWD} WHERE uid IS NOT NULL "
+        "GROUP BY productId, uid",
+        f"SELECT productId, uid, first_seen FROM {c}.dws.product_user")
+    activity = _compare_sql(
+        spark, "dws.user_activity = recomputation over ODS",
+        f"SELECT uid, count(*), sum(coalesce(expendTime, 0)), max(eventTime) FROM {c}.{ODS} "
+        "WHERE uid IS NOT NULL GROUP BY uid",
+        f"SELECT uid, clicks, expend_time, last_click FROM {c}.dws.user_activity")
+    return [pairs, activity]
+
+
 def reconcile_layers(spark: SparkSession, catalog: str) -> list[Check]:
     """DWD, DWS and ADS of examples/clickstream against a from-scratch recomputation."""
-    return [check_click_wide(spark, catalog), *check_product_views(spark, catalog),
-            check_user_profile(spark, catalog), check_daily_report(spark, catalog)]
+    return [check_click_wide(spark, catalog), *check_intermediate(spark, catalog),
+            *check_product_views(spark, catalog), check_user_profile(spark, catalog),
+            check_daily_report(spark, catalog)]
 
 
 def all_ok(checks: Iterable[Check]) -> bool:
