@@ -112,4 +112,4 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
         time.sleep(0.5)
     shown = out.getvalue()
     assert "st_ods.clicks_dlq" in shown and f"{first.valid:,}" in shown
-    assert "dead letters" in shown and "ok" in shown
+    assert "DLQ" in shown and "ok" in shown  # column: dead letters of the last commit
