@@ -43,6 +43,7 @@ class BatchContext:
     #: lake tables looked up with ``table`` (dimension reads)
     looked_up: set[str] = field(default_factory=set)
     _cache: dict[str, DataFrame] = field(default_factory=dict)
+    _cached_sources: set[str] = field(default_factory=set)
 
     def qualify(self, name: str) -> str:
         """``db.table`` → ``catalog.db.table`` (already-qualified names pass through)."""
@@ -68,19 +69,23 @@ class BatchContext:
 
             df = self.sources[key].read(self.spark, self.batches[key])
             self._cache[key] = df.persist(StorageLevel.MEMORY_AND_DISK)
+            self._cached_sources.add(key)
         return self._cache[key]
 
-    def keep(self, label: str, df: DataFrame) -> DataFrame:
-        """Persist ``df`` for the rest of the batch (released with the batch)."""
+    def keep(self, label: str, df: DataFrame, *, source: str | None = None) -> DataFrame:
+        """Persist ``df`` for the rest of the batch (released with the batch); ``source``:
+        the key of the source whose whole batch ``df`` holds (e.g. its decoded rows)."""
         from pyspark import StorageLevel
 
         kept = df.persist(StorageLevel.MEMORY_AND_DISK)
         self._cache[label] = kept
+        if source is not None:
+            self._cached_sources.add(source)
         return kept
 
     def is_cached(self, key: str) -> bool:
-        """Whether this batch holds source ``key``'s rows (or a kept decode) in memory."""
-        return key in self._cache or f"decoded:{key}" in self._cache
+        """Whether this batch holds source ``key``'s rows (or a kept derivation) in memory."""
+        return key in self._cached_sources
 
     def add_source(self, source: Source, batch: BatchRange) -> None:
         """Register a source found while the transform runs (discovery of dp.read_stream)."""
@@ -106,6 +111,7 @@ class BatchContext:
         for df in self._cache.values():
             df.unpersist()
         self._cache.clear()
+        self._cached_sources.clear()
 
 
 def current_batch() -> BatchContext:

@@ -47,7 +47,7 @@ def read_json(
         frame = decode_json(ctx.read_source(source, cache=False), struct, required)
     # Read and parse every row exactly once: the decoded frame is what is cached, and both
     # the valid rows and the dead letters are cut from it.
-    decoded = ctx.keep(f"decoded:{key}", frame)
+    decoded = ctx.keep(f"decoded:{key}", frame, source=key)
     valid, invalid = split_decoded(decoded)
     ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key))
     # Iceberg reserves `_partition` (and friends) for metadata columns: provenance is _kafka_*.
