@@ -10,10 +10,8 @@ equals its MariaDB table row for row.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -30,6 +28,7 @@ from cdc_pipeline_helpers import (
     write_pipeline,
 )
 from pyspark.sql import SparkSession
+from tests.e2e.pipeline_proc import kill9
 from tests.mariadb_writer import Writer
 
 from icetide.embedded.mariadb import MariaDBInfo, seed_shop
@@ -83,12 +82,6 @@ def _wait_commit(proc: subprocess.Popen[bytes], log: Path, flow: str,
         time.sleep(0.2)
 
 
-def _kill9(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(30)
-
-
 def _phase(spark: SparkSession, ident: str, flow: str) -> str:
     if not spark.catalog.tableExists(ident):
         return "snapshot"
@@ -119,7 +112,7 @@ def _kill_cycles(spark: SparkSession, env: dict[str, str], folder: Path, tmp: Pa
             time.sleep(rng.uniform(0.0, 6.0))
             during = _phase(spark, items, flow)  # the phase the kill interrupts
         finally:
-            _kill9(proc)
+            kill9(proc)
         kills[during] += 1
         cycle += 1
         assert cycle < 40, kills
