@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import CatalogConfig, Settings, SparkConfig
-from icetide.embedded.postgres import EmbeddedPostgres
+from icetide.devkit.embedded.postgres import EmbeddedPostgres
 from icetide.runtime.catalogs import POSTGRES_JDBC_JAR
 from icetide.runtime.session import get_spark, stop_spark
 
@@ -60,7 +60,7 @@ def postgres() -> Iterator[EmbeddedPostgres]:
 # free port and a private data dir; users icetide_cdc (CDC grants) and icetide_app (all).
 # Tests create their own databases; tests that purge binlogs start their own server.
 
-from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo  # noqa: E402
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -82,7 +82,7 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
-from icetide.embedded.broker import EmbeddedBroker  # noqa: E402
+from icetide.devkit.embedded.broker import EmbeddedBroker  # noqa: E402
 
 
 def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:

@@ -14,7 +14,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from icetide.embedded.mariadb import MariaDBInfo
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.sources.mysql.schema import quote_table
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from benchmarks.cdc import merge
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, Settings, SparkConfig
-from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 
 ITEMS = ("CREATE TABLE `{db}`.items (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
          "qty INT, price DECIMAL(10,4), updated TIMESTAMP NULL, note VARCHAR(100))")
@@ -87,8 +87,8 @@ def _pipeline(folder: Path, info: MariaDBInfo, db: str) -> Path:
 
 def _run_once(spark: Any, settings: Settings, folder: Path) -> tuple[float, int, int]:
     """Seconds, batches and rows of one ``--once`` run of the pipeline."""
+    from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
-    from icetide.pipelines.run import PipelineRun
 
     run = PipelineRun(spark, settings, load_pipeline(folder))
     try:

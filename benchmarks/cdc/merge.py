@@ -3,7 +3,7 @@
 Each target size is built once; the batch is merged twice from the same table snapshot
 (rolled back in between): once as before (no key predicate: Spark shuffles and sorts every
 target row for the right outer join) and once with the batch's keys in ``ON``
-(:mod:`icetide.tables.key_filter`, what ``MergeSink`` does now).
+(:mod:`icetide.lake.key_filter`, what ``MergeSink`` does now).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _no_key_filter(*args: Any, **kwargs: Any) -> None:
 
 @contextmanager
 def _key_filter(enabled: bool) -> Iterator[None]:
-    from icetide.flows import sinks
+    from icetide.lake import sinks
 
     original = sinks.key_filter
     if not enabled:
@@ -72,8 +72,8 @@ def _check(spark: Any, ident: str, rows: int, count: int) -> None:
 
 def merge_seconds(spark: Any, ident: str, rows: int, count: int, *, filtered: bool) -> float:
     """Seconds of one MergeSink write of the fixed batch (checked afterwards)."""
-    from icetide.flows.markers import Marker
-    from icetide.flows.sinks import MergeSink
+    from icetide.lake.sinks import MergeSink
+    from icetide.model.markers import Marker
     from icetide.tables.merge_engines import deduplicate
 
     batch = changes(spark, rows, count).persist()

@@ -23,8 +23,8 @@ import numpy as np
 
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
-from icetide.embedded.broker import EmbeddedBroker
-from icetide.gen.clicks import GenOptions, produce_clicks
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
@@ -85,8 +85,8 @@ def _drain(spark: Any, last_probe: str, seconds: float) -> None:
 
 
 def _run(spark: Any, settings: Settings, bs: str, a: argparse.Namespace) -> np.ndarray:
+    from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
-    from icetide.pipelines.run import PipelineRun
 
     pipelines = [PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
                              trigger_interval=a.trigger)]
@@ -116,7 +116,7 @@ def _run(spark: Any, settings: Settings, bs: str, a: argparse.Namespace) -> np.n
 
 
 def main(argv: list[str] | None = None) -> None:
-    from icetide.gen.seed_dims import load_seed_dimensions
+    from icetide.devkit.gen.seed_dims import load_seed_dimensions
     from icetide.runtime.session import get_spark
 
     a = _args(argv)

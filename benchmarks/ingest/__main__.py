@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.ingest.peer import pyiceberg_ingest
+from benchmarks.ingest.rawbench import raw_consume
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
-from icetide.embedded.broker import EmbeddedBroker
-from icetide.flows.commit import iter_ancestor_summaries, load_table
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import Flow, FlowLoop
-from icetide.flows.markers import Marker
-from icetide.gen.clicks import GenOptions, produce_clicks
-from icetide.sources.kafka.rawbench import raw_consume
+from icetide.lake.commit import iter_ancestor_summaries, load_table
+from icetide.model.markers import Marker
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
@@ -46,9 +46,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
-    from icetide.gen.seed_dims import load_seed_dimensions
+    from icetide.devkit.gen.seed_dims import load_seed_dimensions
+    from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
-    from icetide.pipelines.run import PipelineRun
     from icetide.runtime.session import get_spark
 
     settings = Settings(home=home, spark=SparkConfig(driver_memory="4g"),

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.ingest.__main__ import TOPIC, _flow
-from icetide.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
 from icetide.flows.loop import FlowLoop
-from icetide.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
 from icetide.sources.kafka.decode import decode_json
 from icetide.sources.kafka.source import KafkaSource
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from icetide.gen.seed_rows import PRODUCTS
+from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.sources.kafka.client import consumer_config
 from icetide.sources.kafka.planner import WatermarkClient
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from icetide.embedded.mariadb import MariaDBInfo
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = ROOT / "examples" / "clickstream"

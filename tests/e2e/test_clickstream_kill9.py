@@ -12,7 +12,7 @@ run committed a batch, and restarted. After a final ``--once`` drain:
 * ``dim_db.products`` / ``dim_db.user_member`` equal MariaDB row for row;
 * ``dwd.click_wide``, ``dws.product_views``, ``dws.user_profile`` and
   ``ads.daily_product_report`` equal a from-scratch recomputation over ODS and the
-  dimensions (``icetide.demo.reconcile``).
+  dimensions (``icetide.devkit.demo.reconcile``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from icetide.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
-from icetide.embedded.broker import EmbeddedBroker
-from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
-from icetide.gen.business import BusinessOptions, BusinessReport, run_business_updates
-from icetide.gen.clicks import GenOptions, GenReport, produce_clicks
+from icetide.devkit.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
+from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
+from icetide.devkit.gen.clicks import GenOptions, GenReport, produce_clicks
 from tests.e2e.pipeline_proc import (
     commits,
     drain,

@@ -5,7 +5,7 @@ MariaDB, broker and Spark) for 60 s and writes ``--report``. Asserted:
 
 * exit 0, and every reconciliation check of the demo passed: ODS rows = valid events
   produced, DLQ rows = malformed events produced, dim_db.* = MariaDB row for row,
-  DWD/DWS/ADS = a recomputation over ODS (``icetide.demo.reconcile``);
+  DWD/DWS/ADS = a recomputation over ODS (``icetide.devkit.demo.reconcile``);
 * independently of the demo's own checks (no JVM: table metadata and pyiceberg scans):
   ODS/DLQ live rows equal the generator's counts, and after restarting the demo's
   MariaDB on its persisted data dir, dim_db.products / user_member equal user_db row for
@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from icetide.config import Settings
-from icetide.embedded.broker import free_port
-from icetide.embedded.mariadb import EmbeddedMariaDB
-from icetide.gen.seed_rows import PRODUCTS
+from icetide.devkit.embedded.broker import free_port
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB
+from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.query.catalog_info import live_rows
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
 

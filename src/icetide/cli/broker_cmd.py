@@ -42,7 +42,7 @@ def broker() -> None:
 @config_option
 def start(port: int | None, config_path: Path | None) -> None:
     """Run the broker until Ctrl-C. Topics and messages are lost when it stops."""
-    from icetide.embedded.broker import EmbeddedBroker
+    from icetide.devkit.embedded.broker import EmbeddedBroker
     from icetide.errors import RuntimeSetupError
 
     settings = settings_from(config_path)

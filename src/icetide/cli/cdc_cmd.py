@@ -23,7 +23,7 @@ def resnapshot(table: str, config_path: Path | None) -> None:
     Use it after the flow stopped because its binlog position was purged. Run it while
     the pipeline is stopped; the reset is one atomic commit on the flow's table.
     """
-    from icetide.flows.cdc_reset import request_resnapshot
+    from icetide.cdc.reset import request_resnapshot
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)

@@ -18,9 +18,9 @@ import click
 from icetide.cli.options import config_option, settings_from
 from icetide.cli.run_cmd import _print_batch
 from icetide.config import Settings
-from icetide.demo.report import DemoProgress, DemoReport
-from icetide.demo.runner import DemoOptions
-from icetide.demo.shop import DEMO_MARIADB_PORT, DimsMode, choose_dims
+from icetide.devkit.demo.report import DemoProgress, DemoReport
+from icetide.devkit.demo.runner import DemoOptions
+from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, choose_dims
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,14 +35,14 @@ SUMMARY_SQL = (  # the DWS layer: one row per product, maintained incrementally
 def _run(settings: Settings, options: DemoOptions, stop: threading.Event,
          live: bool) -> DemoReport:
     """The demo under the live table (refreshed every second), or one line per batch."""
-    from icetide.demo.runner import run_demo
+    from icetide.devkit.demo.runner import run_demo
 
     progress = DemoProgress()
     if not live:
         return run_demo(settings, options, stop, on_batch=_print_batch, progress=progress)
     from rich.console import Console
 
-    from icetide.demo.live import LiveStatus
+    from icetide.devkit.demo.live import LiveStatus
 
     console = Console()
     # the JVM writes to the terminal directly: only errors, so the live table stays intact

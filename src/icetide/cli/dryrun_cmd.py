@@ -38,8 +38,8 @@ def dry_run(pipeline_dir: Path, fmt: str, conf: dict[str, str], config_path: Pat
     flow of the pipeline would create is not a problem; one that is neither in the
     pipeline nor in the catalog is. Exit code 1 when there is an error.
     """
+    from icetide.engine.analyzer import spark_dry_run
     from icetide.pipelines import load_pipeline
-    from icetide.pipelines.analyzer import spark_dry_run
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)

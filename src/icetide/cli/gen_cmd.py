@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from icetide.cli.options import config_option, settings_from
-from icetide.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
+from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
 
 
 @click.group()

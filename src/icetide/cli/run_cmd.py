@@ -43,8 +43,8 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     commits its rows and source positions in one Iceberg commit, so a restart (even
     after kill -9) resumes exactly where the last commit stopped.
     """
+    from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
-    from icetide.pipelines.run import PipelineRun
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)

@@ -21,7 +21,7 @@ def dims(config_path: Path | None) -> None:
 
     A stand-in for the MySQL CDC flow: use it when no MariaDB/MySQL source is configured.
     """
-    from icetide.gen.seed_dims import load_seed_dimensions
+    from icetide.devkit.gen.seed_dims import load_seed_dimensions
     from icetide.runtime.session import get_spark
 
     settings = settings_from(config_path)

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from icetide.cli.options import config_option, settings_from
-from icetide.ops.render import status_table
+from icetide.cli.render import status_table
 
 
 @click.command()
@@ -32,15 +32,15 @@ def status(pipeline_dir: Path | None, fmt: str, lag: bool, check: bool,
     With it: the pipeline's tables and their declared freshness targets. Reads table
     metadata only (no Spark, no data scan).
     """
-    from icetide.ops.lag import LagProbes
-    from icetide.ops.status import collect_status, pipeline_scope
+    from icetide.app.lag import LagProbes
+    from icetide.app.status import collect_status, pipeline_scope
     from icetide.runtime.catalogs import pyiceberg_catalog
 
     settings = settings_from(config_path)
     catalog = pyiceberg_catalog(settings)
     tables, targets, sources = None, None, {}
     if pipeline_dir is not None:
-        from icetide.ops.lag import pipeline_sources
+        from icetide.app.lag import pipeline_sources
         from icetide.pipelines import load_pipeline
 
         graph = load_pipeline(pipeline_dir)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import PipelineError
-from icetide.sources.base import BatchRange, Source
+from icetide.model.source import BatchRange, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -9,7 +9,7 @@ A flow is a function from a source position to a commit:
 5. repeat (continuous) or stop (``once``).
 
 A crash anywhere leaves the old position in the target, so the batch is planned again;
-side tables that already hold it are skipped (see :mod:`icetide.flows.markers`).
+side tables that already hold it are skipped (see :mod:`icetide.model.markers`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from threading import Event
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import IcetideError
-from icetide.flows import commit
 from icetide.flows.context import BatchContext, bound
-from icetide.flows.markers import Marker, same_position
-from icetide.flows.sinks import AppendSink, Sink
-from icetide.sources.base import BatchRange, Source
+from icetide.lake import commit
+from icetide.lake.sinks import AppendSink, Sink
+from icetide.model.markers import Marker, same_position
+from icetide.model.source import BatchRange, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -40,7 +40,7 @@ ACHIEVED_FRESHNESS = "freshness.achieved-ms"
 
 @dataclass(frozen=True)
 class CheckedBatch:
-    """A batch after its data-quality checks (see :mod:`icetide.pipelines.quality`)."""
+    """A batch after its data-quality checks (see :mod:`icetide.engine.quality`)."""
 
     out: DataFrame
     rows: int

@@ -24,7 +24,7 @@ from typing import Any
 
 from icetide.config import Settings
 from icetide.errors import PipelineError
-from icetide.sources.base import Source
+from icetide.model.source import Source
 
 _KAFKA_KEYS = frozenset({"type", "topic", "bootstrap"})
 _MYSQL_KEYS = frozenset({"type", "host", "port", "user", "password", "password_env", "include",

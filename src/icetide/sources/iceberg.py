@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,7 +34,7 @@ class IcebergTableSource(Source):
         self.key = f"iceberg:{ident}"
 
     def _table(self) -> Any:
-        from icetide.flows.commit import load_table
+        from icetide.lake.commit import load_table
 
         return load_table(self.spark, self.ident)
 

@@ -5,7 +5,7 @@ contents. Its position is ``{"catalog.db.table": snapshot_id, ...}`` — the inp
 snapshots the stored result was computed from. ``plan`` compares that with the inputs'
 current snapshot ids: nothing changed → ``None`` (no refresh); anything changed → one
 batch ``[committed ids, current ids)``. The refresh reads every input *at the planned
-snapshot id* (see :mod:`icetide.pipelines.refresh`), so a replay of the same range
+snapshot id* (see :mod:`icetide.engine.compile_refresh`), so a replay of the same range
 computes the same result, and the overwrite commit carries the new ids as its marker.
 
 ``min_interval`` throttles refreshes in continuous mode (a schedule): after a refresh
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,7 +51,7 @@ class SnapshotIdsSource(Source):
 
     def current(self) -> dict[str, int | None]:
         """The inputs' current snapshot ids (``None`` for a table without snapshots)."""
-        from icetide.flows.commit import load_table
+        from icetide.lake.commit import load_table
 
         ids: dict[str, int | None] = {}
         for ident in self.inputs:

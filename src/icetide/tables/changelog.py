@@ -36,7 +36,7 @@ sequence number (single writer): ``(n + 1) << 32`` is what the next commit will 
 in its high bits, so ``_seq`` grows across commits and is stable on a replay.
 
 Commit order (implemented by the flow loop; the changelog is a *side table* in
-:mod:`icetide.flows.markers` terms):
+:mod:`icetide.model.markers` terms):
 
 1. register the batch view; run :func:`~icetide.tables.merge_sql.collapse_sql`,
    persist it and register it as a temp view; refresh the target (no catalog cache);
@@ -246,7 +246,7 @@ def changelog_sql(
     (pass ``collapsed_view``, as for :func:`~icetide.tables.merge_sql.merge_sql`).
     ``column_types`` maps every table column to its Spark SQL type (table order);
     ``seq_base`` comes from :func:`changelog_seq_base`. ``key_filter`` (see
-    :mod:`icetide.tables.key_filter`) prunes the target scan of the join, as in the MERGE.
+    :mod:`icetide.lake.key_filter`) prunes the target scan of the join, as in the MERGE.
     """
     types = _ordered_types(spec, column_types, seq_base)
     actions = compile_merge(engine, spec)

@@ -386,7 +386,7 @@ def render_merge(spec: MergeSpec, actions: MergeActions, using: str,
     """The MERGE statement of ``actions``; ``using`` is a quoted view or ``(SELECT ...)``.
 
     ``key_filter`` (a predicate on ``t``'s keys that every matching target row satisfies,
-    see :mod:`icetide.tables.key_filter`) is added to ``ON`` so the target scan is pruned.
+    see :mod:`icetide.lake.key_filter`) is added to ``ON`` so the target scan is pruned.
     """
     on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
     lines = [f"MERGE INTO {spec.target} AS t", f"USING {using} AS s", f"ON {on}"]

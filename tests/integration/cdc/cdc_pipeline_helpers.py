@@ -8,7 +8,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from icetide.embedded.mariadb import MariaDBInfo
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.sources.mysql.schema import quote, quote_table
 
 DIMS = '''

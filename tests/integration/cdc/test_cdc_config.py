@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from icetide.cdc.apply import is_resnapshot, resnapshot_position
+from icetide.cdc.refs import CdcRef, binlog
+from icetide.cdc.schema_sync import action_sql, renames_of
 from icetide.config import Settings
 from icetide.errors import ConfigError, PipelineError, SourceError
-from icetide.flows.cdc_apply import is_resnapshot, resnapshot_position
-from icetide.flows.cdc_schema import action_sql, renames_of
-from icetide.sources.cdc_ref import CdcRef, binlog
 from icetide.sources.debezium.source import DebeziumConfig, columns_from, envelope_schema
 from icetide.sources.factory import build_source
 from icetide.sources.mysql import binlog as mysql_binlog

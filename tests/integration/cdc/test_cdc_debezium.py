@@ -11,8 +11,8 @@ from cdc_pipeline_helpers import lake_rows, unique
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
+from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 

@@ -9,11 +9,11 @@ from cdc_pipeline_helpers import dims_flows, lake_rows, mysql_rows, unique, writ
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.engine.run import PipelineRun
 from icetide.errors import SchemaChangeError
-from icetide.flows import commit
+from icetide.lake import commit
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 

@@ -14,13 +14,13 @@ import pytest
 from cdc_pipeline_helpers import lake_rows, mysql_rows, unique, write_pipeline
 from pyspark.sql import DataFrame, SparkSession
 
+from icetide.cdc.apply import CdcSink
 from icetide.config import Settings
-from icetide.embedded.mariadb import MariaDBInfo, seed_shop
-from icetide.flows import commit
-from icetide.flows.cdc_apply import CdcSink
+from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.engine.run import PipelineRun
 from icetide.flows.loop import FlowLoop
+from icetide.lake import commit
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 

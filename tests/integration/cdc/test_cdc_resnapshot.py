@@ -10,13 +10,13 @@ import pytest
 from cdc_pipeline_helpers import dims_flows, lake_rows, mysql_rows, unique, write_pipeline
 from pyspark.sql import SparkSession
 
+from icetide.cdc.reset import request_resnapshot
 from icetide.config import Settings
-from icetide.embedded.mariadb import EmbeddedMariaDB, seed_shop
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, seed_shop
+from icetide.engine.run import PipelineRun
 from icetide.errors import PositionLostError
-from icetide.flows import commit
-from icetide.flows.cdc_reset import request_resnapshot
+from icetide.lake import commit
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 

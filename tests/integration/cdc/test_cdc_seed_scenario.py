@@ -12,9 +12,9 @@ from cdc_pipeline_helpers import dims_flows, unique, write_pipeline
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 

@@ -22,10 +22,10 @@ from cdc_pipeline_helpers import (
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.embedded.mariadb import MariaDBInfo
-from icetide.flows import commit
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.engine.run import PipelineRun
+from icetide.lake import commit
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 

@@ -10,14 +10,14 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from icetide.config import KafkaConfig
-from icetide.embedded.broker import EmbeddedBroker, free_port
-from icetide.flows import commit
+from icetide.devkit.embedded.broker import EmbeddedBroker, free_port
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+from icetide.engine.reads import read_json
 from icetide.flows.context import BatchContext
-from icetide.flows.dlq import ensure_dlq_table
 from icetide.flows.loop import Flow, FlowLoop
-from icetide.flows.reads import read_json
-from icetide.flows.sinks import AppendSink, Sink
-from icetide.gen.clicks import GenOptions, produce_clicks
+from icetide.lake import commit
+from icetide.lake.dlq import ensure_dlq_table
+from icetide.lake.sinks import AppendSink, Sink
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from icetide.flows.markers import Marker
-from icetide.flows.sinks import MergeSink
-from icetide.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.devkit.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.engine.targets import ensure_table
+from icetide.lake.sinks import MergeSink
+from icetide.model.markers import Marker
 from icetide.pipelines.spec import TableSpec
-from icetide.pipelines.targets import ensure_table
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.merge_engines import Deduplicate
 

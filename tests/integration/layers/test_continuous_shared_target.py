@@ -17,9 +17,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.flows.sinks import SerializedSink
+from icetide.engine.run import PipelineRun
+from icetide.lake.sinks import SerializedSink
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = pytest.mark.spark
 

@@ -20,8 +20,8 @@ from pyspark.errors import IllegalArgumentException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from icetide.ops.tasks import StageTasks, measure_tasks
 from icetide.pipelines import GraphRegistry, registration_context
+from tests.tasks import StageTasks, measure_tasks
 
 with registration_context(GraphRegistry(database="dwd")):  # dwd.py declares its table
     enrich = importlib.import_module("examples.clickstream.layers.dwd").enrich

@@ -18,10 +18,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import KafkaConfig, Settings
-from icetide.demo.reconcile import all_ok, reconcile_layers
-from icetide.flows.commit import load_table
+from icetide.devkit.demo.reconcile import all_ok, reconcile_layers
+from icetide.engine.run import PipelineRun
+from icetide.lake.commit import load_table
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 from tests.integration.layers.layers_helpers import (
     Dimensions,
     click_events,

@@ -11,10 +11,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.flows.commit import load_table
-from icetide.flows.markers import Marker
+from icetide.engine.run import PipelineRun
+from icetide.lake.commit import load_table
+from icetide.model.markers import Marker
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = pytest.mark.spark
 

@@ -11,8 +11,8 @@ from pyspark.sql import SparkSession
 
 from icetide.cli.dryrun_cmd import dry_run
 from icetide.config import Settings
+from icetide.engine.analyzer import spark_dry_run
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.analyzer import spark_dry_run
 
 pytestmark = pytest.mark.spark
 

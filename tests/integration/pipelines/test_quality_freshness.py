@@ -11,13 +11,13 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
+from icetide.engine.quality import ExpectationChecker
+from icetide.engine.run import PipelineRun
 from icetide.errors import ExpectationFailed, PipelineError
-from icetide.flows import commit
 from icetide.flows.loop import BatchResult
-from icetide.flows.markers import PREFIX
+from icetide.lake import commit
+from icetide.model.markers import PREFIX
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.quality import ExpectationChecker
-from icetide.pipelines.run import PipelineRun
 from icetide.pipelines.spec import Expectation
 
 pytestmark = pytest.mark.spark

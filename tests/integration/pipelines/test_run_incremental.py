@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
+from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
-from icetide.pipelines.run import PipelineRun
 
 pytestmark = pytest.mark.spark
 

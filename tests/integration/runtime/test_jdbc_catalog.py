@@ -13,7 +13,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyspark.sql import SparkSession
 
 from icetide.config import CatalogConfig, Settings
-from icetide.embedded.postgres import EmbeddedPostgres
+from icetide.devkit.embedded.postgres import EmbeddedPostgres
 from icetide.query.catalog_info import all_tables
 from icetide.query.duckdb_path import run_duckdb
 from icetide.query.spark_sql import run_sql

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from icetide.flows.loop import BatchResult, Flow, FlowLoop
-from icetide.pipelines.pacing import (
+from icetide.engine.pacing import (
     MODE_KEY,
     TARGET_KEY,
     WARN_KEY,
@@ -13,7 +12,8 @@ from icetide.pipelines.pacing import (
     FreshnessTarget,
     once_summary,
 )
-from icetide.pipelines.quality import expectation_counts
+from icetide.engine.quality import expectation_counts
+from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.pipelines.spec import PipelineDefaults, TableSpec
 
 

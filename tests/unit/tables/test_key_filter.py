@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from icetide.tables.key_filter import in_sql, literal, range_sql, supported
+from icetide.lake.key_filter import in_sql, literal, range_sql, supported
 from icetide.tables.merge_engines import deduplicate
 from icetide.tables.merge_sql import MergeSpec, merge_sql
 

@@ -4,7 +4,7 @@ Reads offsets with :class:`~icetide.sources.kafka.KafkaSource` (positions are Ka
 offsets per partition; a batch is ``[start, end)``) and decodes each envelope into the
 same row shape as :class:`~icetide.sources.mysql.MySqlSource`: the table's columns, then
 ``_op`` (``r``/``c``/``u``/``d``), ``_pos`` and ``_ts``. The apply side
-(:mod:`icetide.flows.cdc_apply`) does not know which source it has.
+(:mod:`icetide.cdc.apply`) does not know which source it has.
 
 Envelopes may come with or without the schema part (``{"schema": ..., "payload":
 {...}}`` or the payload alone). ``op = 'd'`` takes the ``before`` image; tombstones (null
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 from icetide.sources.mysql.schema import Column, TableSchema
 
 if TYPE_CHECKING:

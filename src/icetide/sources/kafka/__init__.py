@@ -1,13 +1,13 @@
 """Kafka source: driver-side offset planning, Spark tasks reading with confluent-kafka.
 
-``KafkaSource`` is the :class:`icetide.sources.base.Source` of a topic. Inside a flow,
+``KafkaSource`` is the :class:`icetide.model.source.Source` of a topic. Inside a flow,
 ``kafka.read(name, schema=..., dead_letter=...)`` returns this batch's decoded rows
-(:func:`icetide.flows.reads.read_json`). JSON decoding into typed columns and dead
+(:func:`icetide.engine.reads.read_json`). JSON decoding into typed columns and dead
 letters lives in :mod:`icetide.sources.kafka.decode` (it imports pyspark, so it is not
 imported here).
 """
 
-from icetide.flows.reads import read_json as read
+from icetide.engine.reads import read_json as read
 from icetide.sources.kafka.client import resolve_bootstrap
 from icetide.sources.kafka.source import KafkaSource
 

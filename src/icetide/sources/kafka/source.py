@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from icetide.config import KafkaConfig, Settings
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 from icetide.sources.kafka.client import RetryPolicy, resolve_bootstrap
 from icetide.sources.kafka.planner import (
     CLUSTER_KEY,

@@ -15,7 +15,7 @@ Modules, by concern:
 * ``source``    — ``MySqlSource`` for the generic flow loop
 """
 
-from icetide.sources import cdc_ref as _cdc_ref
+from icetide.cdc import refs as _cdc_ref
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, DdlRecord, SchemaChange
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, to_rows
 from icetide.sources.mysql.filters import TableFilter
@@ -25,7 +25,7 @@ from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 from icetide.sources.mysql.types import TypeOptions, spark_type
 
 # assigned after the submodule imports: `mysql.binlog` is the declaration helper
-# (icetide.sources.cdc_ref.binlog), not the `binlog` module
+# (icetide.cdc.refs.binlog), not the `binlog` module
 binlog = _cdc_ref.binlog
 
 __all__ = [

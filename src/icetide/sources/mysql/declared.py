@@ -3,7 +3,7 @@
 A declared MySQL source is not read by itself: each ``create_auto_cdc_flow`` over it
 builds its own :class:`~icetide.sources.mysql.source.MySqlSource` (narrowed to the flow's
 tables, with its own replication ``server_id``, snapshot view and position) through
-:meth:`MySqlDeclaration.follow`. As a :class:`~icetide.sources.base.Source` it is inert —
+:meth:`MySqlDeclaration.follow`. As a :class:`~icetide.model.source.Source` it is inert —
 the runner's discovery of query flows plans empty batches of every declared source, and
 a MySQL snapshot must not start for that — and reading it from a query function is an
 error naming the fix. :meth:`close` closes every source built from it.
@@ -15,7 +15,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 
 from icetide.errors import SourceError
-from icetide.sources.base import BatchRange, Position, Source
+from icetide.model.source import BatchRange, Position, Source
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
 from icetide.sources.mysql.evolution import (

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 from test_kafka_decode import CASES
 
-from icetide.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL
+from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL
 from icetide.sources.kafka.decode import (
     decode_json,
     finish_decoded,

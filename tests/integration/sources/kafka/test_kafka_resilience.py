@@ -14,7 +14,7 @@ import pytest
 from kafka_test_helpers import Background, capture, offsets, produce_exact
 
 from icetide.config import KafkaConfig
-from icetide.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.errors import SourceError
 from icetide.sources.kafka import KafkaSource
 from icetide.sources.kafka.reader import SliceReader

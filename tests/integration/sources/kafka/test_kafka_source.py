@@ -11,9 +11,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
 from icetide.config import KafkaConfig
+from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
 from icetide.errors import OffsetOutOfRangeError, SourceError
-from icetide.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
-from icetide.sources.base import BatchRange
+from icetide.model.source import BatchRange
 from icetide.sources.kafka import KafkaSource
 from icetide.sources.kafka.decode import parse_json
 

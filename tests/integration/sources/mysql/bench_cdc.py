@@ -18,7 +18,7 @@ from mysql_cdc_helpers import create_items, new_database
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import TableMapEvent, UpdateRowsEvent
 
-from icetide.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.sources.mysql.binlog import BinlogReader
 from icetide.sources.mysql.position import BinlogPosition, CdcPosition
 from icetide.sources.mysql.schema import read_schema

@@ -6,8 +6,8 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from icetide.embedded.mariadb import MariaDBInfo
-from icetide.sources.base import Position
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.model.source import Position
 from icetide.sources.mysql.schema import TableSchema, quote, quote_table
 from icetide.sources.mysql.source import MySqlSource
 

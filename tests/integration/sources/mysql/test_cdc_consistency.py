@@ -10,8 +10,8 @@ import pytest
 from mysql_cdc_helpers import Model, apply, create_items, drain, new_database, source_state
 from tests.mariadb_writer import Writer
 
-from icetide.embedded.mariadb import MariaDBInfo
-from icetide.sources.base import Position
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.model.source import Position
 from icetide.sources.mysql.position import CdcPosition
 from icetide.sources.mysql.schema import read_schema
 from icetide.sources.mysql.snapshot import Method, close_view, iter_chunks, open_view, read_chunk

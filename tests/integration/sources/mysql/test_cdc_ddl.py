@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from mysql_cdc_helpers import Model, create_items, drain, new_database
 
-from icetide.embedded.mariadb import MariaDBInfo
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.errors import SchemaChangeError
-from icetide.sources.base import BatchRange, Position
+from icetide.model.source import BatchRange, Position
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 
 pytestmark = pytest.mark.mariadb

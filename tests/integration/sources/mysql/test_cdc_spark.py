@@ -9,7 +9,7 @@ import pytest
 from mysql_cdc_helpers import new_database
 from pyspark.sql import Row, SparkSession
 
-from icetide.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
 from icetide.errors import SourceError
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mysql_cdc_helpers import Model, drain, new_database
 
-from icetide.embedded.mariadb import MariaDBInfo
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 from icetide.sources.mysql.types import TypeOptions
 

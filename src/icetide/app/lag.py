@@ -1,0 +1,146 @@
+"""How far a flow's committed source position is behind its source (for ``icetide status``).
+
+A probe answers for one source key (``kafka:<topic>``, ``iceberg:<catalog.db.table>``...)
+and one committed position. Built in: Kafka (messages behind the high watermark, per
+partition, via :meth:`KafkaSource.lag`) and lake tables (snapshots and appended rows not
+yet read, from metadata only). Sources of a loaded pipeline answer through their own
+``Source.lag``; other kinds (a MySQL binlog reporting seconds behind) plug in with
+:meth:`LagProbes.register` under their key scheme. A probe that cannot reach its source
+reports the error instead of failing the whole status.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from icetide.config import Settings
+from icetide.errors import IcetideError
+from icetide.model.markers import dumps
+from icetide.model.source import Position, Source
+from icetide.pipelines.graph import PipelineGraph
+from icetide.runtime.catalogs import ReadCatalog
+
+log = logging.getLogger(__name__)
+
+#: Seconds a status waits for an unreachable broker before reporting it.
+LAG_PATIENCE_S = 2.0
+
+
+@dataclass(frozen=True)
+class SourceLag:
+    """One source's lag: ``behind`` in ``unit`` (messages, snapshots, seconds)."""
+
+    source: str
+    behind: float | None
+    unit: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def short(self) -> str:
+        """``kafka:clicks 120 messages`` or the error."""
+        if self.error is not None:
+            return f"{self.source}: unavailable (see --format json)"
+        behind = "?" if self.behind is None else f"{self.behind:g}"
+        return f"{self.source}: {behind} {self.unit}"
+
+
+#: ``(source key, committed position) -> SourceLag`` (``None``: unknown kind of source)
+LagProbe = Callable[[str, Position], "SourceLag | None"]
+
+
+def from_source_lag(key: str, info: Mapping[str, Any]) -> SourceLag:
+    """Interpret a ``Source.lag`` answer: ``total`` messages, or ``seconds_behind``."""
+    if "total" in info:
+        return SourceLag(key, float(info["total"]), "messages", dict(info))
+    if "seconds_behind" in info:
+        return SourceLag(key, float(info["seconds_behind"]), "seconds", dict(info))
+    if "rows" in info:
+        return SourceLag(key, float(info["rows"]), "rows", dict(info))
+    return SourceLag(key, None, "unknown", dict(info))
+
+
+class LagProbes:
+    """Answers lag by source key; pipeline sources first, then the probe of the key scheme."""
+
+    def __init__(self, settings: Settings, catalog: ReadCatalog,
+                 sources: Mapping[str, Source] | None = None) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.sources: dict[str, Source] = dict(sources or {})
+        self._owned: list[Source] = []
+        self._seen: dict[tuple[str, str], SourceLag | None] = {}
+        self._failed: dict[str, SourceLag] = {}
+        self.probes: dict[str, Callable[[str, Position], SourceLag]] = {
+            "kafka": self._kafka, "iceberg": self._iceberg}
+
+    def register(self, scheme: str, probe: Callable[[str, Position], SourceLag]) -> None:
+        """Answer keys ``<scheme>:...`` with ``probe`` (e.g. ``mysql`` → seconds behind)."""
+        self.probes[scheme] = probe
+
+    def __call__(self, key: str, position: Position) -> SourceLag | None:
+        """The lag of ``position`` on source ``key``; ``None`` when no probe knows the key.
+
+        Answers are cached per (key, position), and a source that could not be reached is
+        not asked again (side tables carry the same markers as their targets).
+        """
+        if key in self._failed:
+            return self._failed[key]
+        cache_key = (key, dumps(position))
+        if cache_key not in self._seen:
+            self._seen[cache_key] = self._probe(key, position)
+            found = self._seen[cache_key]
+            if found is not None and found.error is not None:
+                self._failed[key] = found
+        return self._seen[cache_key]
+
+    def _probe(self, key: str, position: Position) -> SourceLag | None:
+        try:
+            if key in self.sources:
+                return from_source_lag(key, self.sources[key].lag(position))
+            probe = self.probes.get(key.split(":", 1)[0])
+            return probe(key, position) if probe is not None else None
+        except (IcetideError, OSError, KeyError, TypeError, ValueError) as exc:
+            log.warning("lag of %s unavailable: %s", key, exc)
+            return SourceLag(key, None, "", error=str(exc).splitlines()[0][:200])
+
+    def _kafka(self, key: str, position: Position) -> SourceLag:
+        from icetide.sources.kafka.source import KafkaSource
+
+        src = KafkaSource(key.split(":", 1)[1], self.settings.kafka,
+                          retry_patience=LAG_PATIENCE_S, request_timeout=LAG_PATIENCE_S)
+        self.sources[key] = src
+        self._owned.append(src)
+        return from_source_lag(key, src.lag(position))
+
+    def _iceberg(self, key: str, position: Position) -> SourceLag:
+        parts = tuple(key.split(":", 1)[1].split("."))
+        if parts and parts[0] == self.catalog.name:
+            parts = parts[1:]
+        table = self.catalog.load_table(parts)
+        start = position.get("snapshot") if isinstance(position, Mapping) else None
+        snaps, rows = 0, 0
+        snap = table.current_snapshot()
+        while snap is not None and snap.snapshot_id != start:
+            summary = snap.summary
+            if summary is not None and summary.operation.value == "append":
+                rows += int(summary.additional_properties.get("added-records", "0"))
+            snaps += 1
+            parent = snap.parent_snapshot_id
+            snap = table.snapshot_by_id(parent) if parent is not None else None
+        return SourceLag(key, float(snaps), "snapshots", {"snapshots": snaps, "rows": rows})
+
+    def close(self) -> None:
+        """Close the clients this object opened."""
+        for src in self._owned:
+            src.close()
+
+
+def pipeline_sources(graph: PipelineGraph, settings: Settings) -> dict[str, Source]:
+    """A pipeline's declared sources by key (they know their own bootstrap, credentials)."""
+    from icetide.sources.factory import build_source
+
+    built = [build_source(name, cfg, settings) for name, cfg in graph.spec.sources.items()]
+    return {src.key: src for src in built}

@@ -1,0 +1,175 @@
+"""``icetide status``: per table, what its flows last did and how fresh its data is.
+
+Everything comes from table metadata (pyiceberg, no JVM, no data file read): the
+current snapshot and the icetide markers in the summaries of its ancestors
+(:mod:`icetide.model.markers`). Per table:
+
+* last commit time, rows in the last flow commit, live rows (from snapshot totals);
+* data freshness: now − the newest event time reflected (``icetide.max-event-time`` of
+  the newest marker carrying one), judged against the freshness target (the pipeline's,
+  else the one the flow recorded) with :func:`~icetide.pipelines.freshness.freshness_status`;
+* the refresh mode and achieved freshness recorded by the last commit;
+* dead letters and expectation counts of the last commit;
+* source lag per flow from its committed position (:mod:`icetide.app.lag`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from icetide.app.lag import LagProbe, SourceLag
+from icetide.engine.pacing import MODE_KEY, TARGET_KEY, WARN_KEY, FreshnessTarget
+from icetide.engine.quality import DROPPED_KEY, expectation_counts
+from icetide.flows.loop import ACHIEVED_FRESHNESS
+from icetide.model.markers import Marker
+from icetide.pipelines.freshness import freshness_status
+from icetide.pipelines.graph import PipelineGraph
+from icetide.query.catalog_info import all_tables, live_rows
+from icetide.runtime.catalogs import ReadCatalog
+
+#: Snapshots inspected per table for markers (metadata only; newest first).
+MAX_WALK = 1_000
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """One row of ``icetide status``; times are epoch ms, durations seconds."""
+
+    table: str
+    exists: bool = True
+    flows: tuple[str, ...] = ()
+    last_commit_ms: int | None = None
+    rows_last_commit: int | None = None
+    rows_total: int | None = None
+    newest_event_ms: int | None = None
+    freshness_s: float | None = None
+    achieved_s: float | None = None
+    target_s: float | None = None
+    warn_s: float | None = None
+    state: str = "-"  # ok | warn | fail | - (no target or no event time)
+    mode: str | None = None
+    dead_letters: int | None = None
+    dropped: int | None = None
+    expectations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    lag: tuple[SourceLag, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = asdict(self)
+        data["flows"] = list(self.flows)
+        data["lag"] = [asdict(item) for item in self.lag]
+        return data
+
+
+@dataclass
+class _Walk:
+    """What the newest markers of a table say."""
+
+    latest: Marker | None = None
+    per_flow: dict[str, Marker] = field(default_factory=dict)
+    newest_event_ms: int | None = None
+
+
+def _ancestors(table: Table) -> Iterator[Snapshot]:
+    snap = table.current_snapshot()
+    seen = 0
+    while snap is not None and seen < MAX_WALK:
+        yield snap
+        parent = snap.parent_snapshot_id
+        snap = table.snapshot_by_id(parent) if parent is not None else None
+        seen += 1
+
+
+def read_markers(table: Table) -> _Walk:
+    """The newest marker, the newest per flow and the newest event time, newest first."""
+    walk = _Walk()
+    for snap in _ancestors(table):
+        summary = snap.summary.additional_properties if snap.summary is not None else {}
+        marker = Marker.from_summary(summary)
+        if marker is None:
+            continue
+        walk.latest = walk.latest or marker
+        walk.per_flow.setdefault(marker.flow, marker)
+        if walk.newest_event_ms is None and marker.max_event_time_ms is not None:
+            walk.newest_event_ms = marker.max_event_time_ms
+    return walk
+
+
+def _ms_to_s(value: str | None) -> float | None:
+    return None if value in (None, "") else int(value) / 1000
+
+
+def _target(marker: Marker | None, declared: FreshnessTarget | None) -> FreshnessTarget:
+    if declared is not None and (declared.target_s or declared.warn_s):
+        return declared
+    extra = marker.extra if marker is not None else {}
+    return FreshnessTarget(_ms_to_s(extra.get(TARGET_KEY)), _ms_to_s(extra.get(WARN_KEY)))
+
+
+def _lag(walk: _Walk, probe: LagProbe | None) -> tuple[SourceLag, ...]:
+    if probe is None:
+        return ()
+    found: list[SourceLag] = []
+    for marker in walk.per_flow.values():
+        for key, position in sorted(marker.end.items()):
+            lag = probe(key, position)
+            if lag is not None:
+                found.append(lag)
+    return tuple(found)
+
+
+def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = None,
+                 lag: LagProbe | None = None, now_ms: int | None = None) -> TableStatus:
+    """The status of one loaded table."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    current = table.current_snapshot()
+    walk = read_markers(table)
+    latest = walk.latest
+    target = _target(latest, declared)
+    fresh = None if walk.newest_event_ms is None else max(0.0, (now - walk.newest_event_ms) / 1000)
+    state = "-"
+    if fresh is not None and (target.target_s is not None or target.warn_s is not None):
+        state = freshness_status(fresh, target.target_s, target.warn_s)
+    extra = latest.extra if latest is not None else {}
+    return TableStatus(
+        table=name, flows=tuple(sorted(walk.per_flow)),
+        last_commit_ms=current.timestamp_ms if current is not None else None,
+        rows_last_commit=latest.rows if latest is not None else None,
+        rows_total=live_rows(current), newest_event_ms=walk.newest_event_ms,
+        freshness_s=fresh, achieved_s=_ms_to_s(extra.get(ACHIEVED_FRESHNESS)),
+        target_s=target.target_s, warn_s=target.warn_s, state=state,
+        mode=extra.get(MODE_KEY), dead_letters=latest.dlq_rows if latest is not None else None,
+        dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
+        expectations=expectation_counts(extra), lag=_lag(walk, lag),
+    )
+
+
+def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
+                   targets: Mapping[str, FreshnessTarget] | None = None,
+                   lag: LagProbe | None = None, now_ms: int | None = None) -> list[TableStatus]:
+    """Status of ``tables`` (``db.table``; default: every table of the catalog)."""
+    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
+    out: list[TableStatus] = []
+    for name in names:
+        try:
+            table = catalog.load_table(tuple(name.split(".")))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            out.append(TableStatus(table=name, exists=False))
+            continue
+        out.append(table_status(name, table, declared=(targets or {}).get(name), lag=lag,
+                                now_ms=now_ms))
+    return out
+
+
+def pipeline_scope(graph: PipelineGraph) -> tuple[list[str], dict[str, FreshnessTarget]]:
+    """A pipeline's stored tables (``db.table``) and their freshness targets."""
+    stored = sorted(name for name, t in graph.tables.items() if not t.is_view)
+    defaults = graph.spec.defaults
+    return stored, {name: FreshnessTarget.of(graph.tables[name], defaults) for name in stored}

@@ -1,0 +1,284 @@
+"""Apply a CDC source's batches to Iceberg primary-key tables, exactly once.
+
+One CDC flow reads one source position (a MySQL binlog coordinate / snapshot progress)
+and applies every followed upstream table to its own target table:
+
+* each batch is already the last change per key in binlog order (``_op`` r/c/u/d,
+  ``_pos`` sequence, ``_ts`` commit time); ``_op`` is mapped to the merge engine's
+  ``+I``/``+U``/``-D`` and the rows are MERGEd by :class:`~icetide.lake.sinks.MergeSink`
+  with ``deduplicate(sequence_field="_cdc_pos")`` (``_pos`` stored under that name): a
+  stored row is only replaced or deleted by a version at least as new, which is what
+  makes resumed snapshots converge;
+* schema changes are reconciled on the target before its rows (:mod:`.cdc_schema`);
+* **positions** — the flow's *anchor* (its declared target) carries the position; every
+  other table of the flow is a *side table* that gets the same marker in the snapshot
+  summary of its own single commit, written before the anchor. A crash between those
+  commits leaves the anchor at the old position; the generic loop sees the side tables
+  already holding ``[start, end)``, re-plans exactly that range and skips them
+  (:mod:`icetide.flows.loop`). So all tables of a source move with ONE position, one
+  binlog reader and one snapshot view, and nothing is applied twice.
+* **re-snapshot** — ``icetide cdc resnapshot TABLE`` commits a marker-only snapshot to the
+  anchor whose position is ``{"phase": "resnapshot", "requested_at": ms}``. The next batch
+  from such a position deletes every row of every target of the flow (with ``-D``
+  changelog rows, same marker, same exactly-once commit order) and ends at a brand-new
+  snapshot position; the following batches copy the tables again. The reset itself is
+  one atomic Iceberg commit, so it either happened or not.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
+from icetide.errors import PositionLostError
+from icetide.flows.context import BatchContext
+from icetide.lake.sinks import MergeSink
+from icetide.model.source import BatchRange, Position, Source
+from icetide.sources.mysql.evolution import DropPolicy
+from icetide.sources.mysql.schema import TableSchema
+from icetide.tables.sql import quote_ident
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+log = logging.getLogger(__name__)
+
+RESNAPSHOT = "resnapshot"
+#: Table properties naming the flow that maintains a CDC target (read by `icetide cdc`).
+FLOW_PROPERTY = "icetide.cdc.flow"
+ANCHOR_PROPERTY = "icetide.cdc.anchor"
+SOURCE_PROPERTY = "icetide.cdc.source"
+UPSTREAM_PROPERTY = "icetide.cdc.upstream"  # the upstream table, db.table
+
+
+def resnapshot_position(now_ms: int | None = None) -> dict[str, Any]:
+    """The position that makes a CDC flow delete its targets and snapshot again (unique, so
+    two resets never look like the same half-committed batch)."""
+    return {"phase": RESNAPSHOT, "requested_at": now_ms or int(time.time() * 1000)}
+
+
+def is_resnapshot(position: Position) -> bool:
+    return isinstance(position, dict) and position.get("phase") == RESNAPSHOT
+
+
+class TableSource(Protocol):
+    """What the apply side needs of a multi-table CDC source (e.g. ``MySqlSource``)."""
+
+    key: str
+
+    def initial_position(self) -> Position: ...
+    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None: ...
+    def plan_to(self, start: Position, end: Position) -> BatchRange: ...
+    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame: ...
+    def read_tables(self, spark: SparkSession, batch: BatchRange) -> dict[str, DataFrame]: ...
+    def batch_schemas(self, batch: BatchRange) -> dict[str, TableSchema]: ...
+    def schema(self, table: str) -> TableSchema: ...
+    def lag(self, position: Position) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+    @property
+    def tables(self) -> list[str]: ...
+
+
+class CdcSource(Source):
+    """A CDC source that also understands the re-snapshot position.
+
+    ``lake_tables`` (the flow's targets, ``db.table``) are named in the remedy when the
+    position is lost.
+    """
+
+    def __init__(self, inner: TableSource) -> None:
+        self.inner = inner
+        self.key = inner.key
+        self.lake_tables: list[str] = []
+
+    def initial_position(self) -> Position:
+        return self.inner.initial_position()
+
+    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+        if is_resnapshot(start):
+            return self.plan_to(start, self.inner.initial_position())
+        try:
+            return _more(self.inner.plan(start, max_records))
+        except PositionLostError as exc:
+            raise self._lost(exc) from None
+
+    def plan_to(self, start: Position, end: Position) -> BatchRange:
+        if is_resnapshot(start):
+            return BatchRange(start, end, 1, {"phase": RESNAPSHOT, "caught_up": False})
+        try:
+            planned = _more(self.inner.plan_to(start, end))
+        except PositionLostError as exc:
+            raise self._lost(exc) from None
+        assert planned is not None
+        return planned
+
+    def _lost(self, exc: PositionLostError) -> PositionLostError:
+        if not self.lake_tables:
+            return exc
+        commands = "; ".join(f"`icetide cdc resnapshot {t}`" for t in self.lake_tables[:1])
+        return PositionLostError(f"{exc} — for this flow (lake tables "
+                                 f"{', '.join(self.lake_tables)}) run: {commands}")
+
+    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+        return self.inner.read(spark, batch)
+
+    def lag(self, position: Position) -> dict[str, Any]:
+        return {"phase": RESNAPSHOT} if is_resnapshot(position) else self.inner.lag(position)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _more(batch: BatchRange | None) -> BatchRange | None:
+    """Snapshot batches are never the last: the binlog phase follows (``--once`` goes on).
+
+    A snapshot batch always moves the position, also with no rows (the table ended exactly
+    at the previous batch, or is empty: the position goes to the next table or to the
+    binlog phase); like a schema-change batch without rows (which may end where it
+    starts) it counts as one record so the loop runs it and commits the position — the
+    loop skips zero-record batches, and the flow would never reach the binlog.
+    """
+    if batch is None:
+        return None
+    if batch.info.get("phase") == "snapshot":
+        return BatchRange(batch.start, batch.end, max(batch.records, 1),
+                          {**batch.info, "caught_up": False})
+    if batch.info.get("schema_changes") and batch.records == 0:
+        return BatchRange(batch.start, batch.end, 1, {**batch.info, "caught_up": False})
+    return batch
+
+
+@dataclass(frozen=True)
+class CdcTarget:
+    """One upstream table and the primary-key table it lands in."""
+
+    source_table: str
+    ident: str  # catalog.db.table
+    keys: tuple[str, ...]
+    sink: MergeSink
+
+    @property
+    def changelog(self) -> str | None:
+        return self.sink.changelog
+
+
+#: Creates the target of an upstream table seen for the first time (None: not followed).
+TargetFactory = Callable[["SparkSession", TableSchema], "CdcTarget | None"]
+
+
+def merge_frame(df: DataFrame, target: StructType) -> DataFrame:
+    """Source rows in the target's column order and types, ``_op`` as ``+I/+U/-D``.
+
+    Target columns the rows lack (kept after an upstream DROP COLUMN) are null.
+    """
+    from pyspark.sql import functions as F
+
+    df = df.withColumnRenamed("_pos", SEQUENCE_COLUMN)
+    have = set(df.columns)
+    cols = [(F.col(quote_ident(f.name)) if f.name in have else F.lit(None))
+            .cast(f.dataType).alias(f.name) for f in target.fields]
+    op = F.col("_op")
+    mapped = F.when(op == "d", "-D").when(op == "u", "+U").otherwise("+I")
+    return df.select(*cols, mapped.alias("_op"))
+
+
+def deletes_of(spark: SparkSession, ident: str) -> DataFrame:
+    """Every stored row of ``ident`` as a ``-D`` (a re-snapshot empties the targets)."""
+    from pyspark.sql import functions as F
+
+    table = spark.table(ident)
+    return table.select(*[F.col(quote_ident(c)) for c in table.columns], F.lit("-D").alias("_op"))
+
+
+def empty_frame(spark: SparkSession, ident: str) -> DataFrame:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = [*spark.table(ident).schema.fields, StructField("_op", StringType(), False)]
+    return spark.createDataFrame([], StructType(fields))
+
+
+@dataclass
+class CdcApply:
+    """The transform and the per-table frames of one CDC flow (see the module docstring)."""
+
+    source: CdcSource
+    anchor: str
+    targets: dict[str, CdcTarget]  # by upstream table
+    create: TargetFactory
+    drop_policy: DropPolicy = "keep"
+    pending: dict[str, DataFrame] = field(default_factory=dict)
+
+    def sink_of(self, ident: str) -> MergeSink:
+        return next(t.sink for t in self.targets.values() if t.ident == ident)
+
+    def transform(self, ctx: BatchContext) -> DataFrame:
+        """Frames per target for the batch; returns the anchor's (the loop counts and
+        commits it last)."""
+        batch = ctx.batches[self.source.key]
+        self.pending = {}
+        if is_resnapshot(batch.start):
+            log.info("flow %s: re-snapshot requested: emptying %s", ctx.flow,
+                     sorted(t.ident for t in self.targets.values()))
+            self.pending = {t.ident: deletes_of(ctx.spark, t.ident) for t in self.targets.values()}
+        else:
+            self._prepare(ctx.spark, batch)
+        anchor = self.pending.pop(self.anchor, None)
+        return anchor if anchor is not None else empty_frame(ctx.spark, self.anchor)
+
+    def _target(self, spark: SparkSession, table: str) -> CdcTarget | None:
+        if table not in self.targets:
+            made = self.create(spark, self.source.inner.schema(table))
+            if made is None:
+                return None
+            self.targets[table] = made
+        return self.targets[table]
+
+    def _prepare(self, spark: SparkSession, batch: BatchRange) -> None:
+        inner, info = self.source.inner, batch.info
+        frames = inner.read_tables(spark, batch)
+        schemas = inner.batch_schemas(batch)
+        touched = {*frames, *info.get("schema_changes", {}), *info.get("adopted", [])}
+        for table in sorted(touched):
+            target = self._target(spark, table)
+            if target is None:
+                continue
+            schema = schemas.get(table) or inner.schema(table)
+            reconcile(spark, target.ident, target.changelog, schema, target.keys,
+                      renames_of(table, info), self.drop_policy)
+            if table in frames:
+                stored = spark.table(target.ident).schema
+                self.pending[target.ident] = merge_frame(frames[table], stored)
+
+    def side_tables(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for t in self.targets.values():
+            out += [t.ident] if t.ident != self.anchor else []
+            out += [t.changelog] if t.changelog else []
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class CdcSink:
+    """Commits the side tables' frames, then the anchor's (each with the batch's marker)."""
+
+    apply: CdcApply
+
+    def side_tables(self) -> tuple[str, ...]:
+        return self.apply.side_tables()
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        try:
+            for ident in sorted(self.apply.pending):
+                if ident not in sides_done:
+                    self.apply.sink_of(ident).write(spark, self.apply.pending[ident], ident,
+                                                    props, sides_done)
+            self.apply.sink_of(target).write(spark, df, target, props, sides_done)
+        finally:
+            self.apply.pending = {}

@@ -1,0 +1,85 @@
+"""Status rows as rich tables (built here, printed by the CLI or the demo's live view)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from rich import box
+from rich.table import Table
+
+from icetide.app.status import TableStatus
+
+STATE_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def _age(ms: int | None, now: float) -> str:
+    if ms is None:
+        return "never"
+    stamp = datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S")
+    return f"{stamp} ({max(0.0, now - ms / 1000):.0f}s ago)"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}s"
+
+
+def _target(row: TableStatus) -> str:
+    if row.target_s is None and row.warn_s is None:
+        return "-"
+    warn = f" (warn {row.warn_s:g}s)" if row.warn_s is not None else ""
+    return f"{row.target_s:g}s{warn}" if row.target_s is not None else f"warn {row.warn_s:g}s"
+
+
+def _expectations(row: TableStatus) -> str:
+    parts = [f"{name} {c.get('failed', 0)} failed/{c.get('action', '?')}"
+             for name, c in sorted(row.expectations.items())]
+    return "\n".join(parts) or "-"
+
+
+def status_table(rows: Sequence[TableStatus], now: float | None = None,
+                 title: str | None = None) -> Table:
+    """The full table of ``icetide status``."""
+    now = time.time() if now is None else now
+    table = Table(title=title, header_style="bold")
+    for column in ("table", "last commit", "rows last/total", "freshness", "target",
+                   "status", "mode", "dead letters", "expectations", "source lag"):
+        table.add_column(column)
+    for row in rows:
+        if not row.exists:
+            table.add_row(row.table, "not created", *["-"] * 8)
+            continue
+        total = "?" if row.rows_total is None else str(row.rows_total)
+        last = "-" if row.rows_last_commit is None else str(row.rows_last_commit)
+        state = f"[{STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in STATE_STYLE \
+            else row.state
+        table.add_row(row.table, _age(row.last_commit_ms, now), f"{last}/{total}",
+                      _seconds(row.freshness_s), _target(row), state, row.mode or "-",
+                      "-" if row.dead_letters is None else str(row.dead_letters),
+                      _expectations(row), "\n".join(lag.short() for lag in row.lag) or "-")
+    return table
+
+
+def _ago(ms: int | None, now: float) -> str:
+    return "never" if ms is None else f"{max(0.0, now - ms / 1000):.0f}s ago"
+
+
+def live_table(rows: Sequence[TableStatus], now: float | None = None,
+               title: str | None = None) -> Table:
+    """The compact table of the demo's live view (fits 80 columns): rows, last commit,
+    freshness, status and the dead letters of the last commit."""
+    now = time.time() if now is None else now
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for column in ("table", "rows", "commit", "freshness", "status", "DLQ"):
+        table.add_column(column, justify="left" if column == "table" else "right",
+                         no_wrap=True)
+    for row in rows:
+        if not row.exists:
+            continue
+        state = f"[{STATE_STYLE[row.state]}]{row.state}[/]" if row.state in STATE_STYLE \
+            else row.state
+        table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
+                      _ago(row.last_commit_ms, now), _seconds(row.freshness_s), state,
+                      "-" if row.dead_letters is None else str(row.dead_letters))
+    return table

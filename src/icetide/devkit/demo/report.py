@@ -1,0 +1,139 @@
+"""What a demo run did: live progress, committed batches, the final report (JSON for CI)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from icetide.devkit.gen.business import BusinessReport
+from icetide.devkit.gen.clicks import GenReport
+from icetide.flows.loop import BatchResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icetide.config import Settings
+    from icetide.devkit.demo.reconcile import Check
+    from icetide.devkit.demo.shop import Shop
+
+
+@dataclass
+class DemoProgress:
+    """Counters the live view reads while the demo runs (written by the demo's threads)."""
+
+    phase: str = "starting"  # starting | running | draining | reconciling | done
+    dims: str = "?"  # cdc | seed
+    clicks: int = 0  # events handed to the producer so far
+    started: float = field(default_factory=time.monotonic)
+    #: (phase, monotonic time it began), in order
+    history: list[tuple[str, float]] = field(default_factory=list)
+
+    def enter(self, phase: str) -> None:
+        """Begin ``phase`` (the time spent per phase goes into the report)."""
+        self.phase = phase
+        self.history.append((phase, time.monotonic()))
+
+    def seconds(self, until: float | None = None) -> dict[str, float]:
+        """Seconds spent per phase so far (``starting`` = from start to the first phase)."""
+        marks = [("starting", self.started), *self.history]
+        end = time.monotonic() if until is None else until
+        ends = [t for _, t in marks[1:]] + [end]
+        return {name: round(stop - begin, 1)
+                for (name, begin), stop in zip(marks, ends, strict=True)}
+
+    def line(self) -> str:
+        """One status line: phase, elapsed time, clicks produced, where the dimensions come from."""
+        return (f"icetide demo: {self.phase}, {time.monotonic() - self.started:.0f}s, "
+                f"{self.clicks:,} clicks produced, dimensions by {self.dims}")
+
+
+class BatchCounter:
+    """An ``on_batch`` callback that counts committed rows per flow and passes results on."""
+
+    def __init__(self, forward: Callable[[BatchResult], None] | None = None) -> None:
+        self.forward = forward
+        self.rows: Counter[str] = Counter()
+        self.dead_letters: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, result: BatchResult) -> None:
+        with self._lock:
+            self.rows[result.flow] += result.rows
+            self.dead_letters[result.flow] += result.dlq_rows
+        if self.forward is not None:
+            self.forward(result)
+
+    def totals(self) -> tuple[int, int]:
+        """Rows and dead letters committed so far (all flows)."""
+        with self._lock:
+            return sum(self.rows.values()), sum(self.dead_letters.values())
+
+
+@dataclass(frozen=True)
+class LakeCounts:
+    """Rows of the ODS table and its dead-letter table."""
+
+    ods: int = 0
+    dlq: int = 0
+
+
+def lake_counts(spark: SparkSession, catalog: str) -> LakeCounts:
+    """ODS and DLQ rows now (0 for a table that does not exist yet)."""
+    from icetide.devkit.demo.reconcile import DLQ, ODS
+
+    def count(table: str) -> int:
+        ident = f"{catalog}.{table}"
+        if not spark.catalog.tableExists(ident):
+            return 0
+        return int(spark.sql(f"SELECT count(*) FROM {ident}").collect()[0][0])
+
+    return LakeCounts(count(ODS), count(DLQ))
+
+
+@dataclass(frozen=True)
+class DemoReport:
+    """What the demo produced, committed and found when it reconciled the lake."""
+
+    dims: str
+    generated: GenReport
+    business: BusinessReport | None
+    #: ODS/DLQ rows before this run (a resumed demo reconciles against baseline + produced)
+    baseline: LakeCounts
+    committed: dict[str, int]  # rows per flow, this run (continuous batches + final drain)
+    dead_letters: int
+    drained_rows: int  # of those, rows committed by the final drain
+    checks: list[Check]
+    #: the settings the demo ran with (kafka.bootstrap = its broker): get_spark(this)
+    settings: Settings
+    seconds: float
+    shop: Shop | None = None
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Every reconciliation check passed (vacuously true when none ran)."""
+        return all(check.ok for check in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-friendly form (no password)."""
+        gen = self.generated
+        return {
+            "dims": self.dims, "seconds": round(self.seconds, 1), "ok": self.ok,
+            "phase_seconds": dict(self.phase_seconds),
+            "clicks": {"valid": gen.valid, "malformed": gen.malformed, "total": gen.total,
+                       "delivery_errors": gen.delivery_errors, "rate": round(gen.rate, 1),
+                       "seconds": round(gen.seconds, 1), "kinds": dict(gen.kinds)},
+            "business": None if self.business is None else {
+                "total": self.business.total, "counts": dict(self.business.counts)},
+            "baseline": asdict(self.baseline),
+            "committed": {"rows": dict(self.committed), "dead_letters": self.dead_letters,
+                          "drained_rows": self.drained_rows},
+            "checks": [asdict(check) for check in self.checks],
+            "mariadb": None if self.shop is None else {
+                "host": self.shop.info.host, "port": self.shop.info.port,
+                "database": self.shop.database, "seeded": self.shop.seeded},
+        }

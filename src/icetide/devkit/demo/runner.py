@@ -1,0 +1,272 @@
+"""Run the whole seed system on the embedded default (``icetide demo``).
+
+1. a private MariaDB under ``<home>/mariadb`` holding the seed's ``user_db`` (seeded on the
+   first start only), or — without ``mariadbd`` — the seed rows loaded into the lake;
+2. the embedded broker (in memory: fresh on every run; the Kafka source notices the new
+   cluster id and reads the new topic from its start);
+3. the click generator (the seed's DataGen2, a few malformed) and a stream of random
+   business updates on ``user_db`` side by side;
+4. the whole ``examples/clickstream`` pipeline (ODS, CDC dimensions, DWD/DWS/ADS) with
+   ``clickstream.dims=cdc``, continuously, until the duration ends or ``stop`` is set;
+5. then the generators stop, the flows finish their batch, one ``run_once`` drains what
+   is left (everything produced is in the lake), the lake is reconciled
+   (:mod:`icetide.devkit.demo.reconcile`) and MariaDB and the broker are stopped.
+
+A second run on the same ``ICETIDE_HOME`` resumes: the lake and MariaDB persist, every
+flow continues from the position committed in its table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from icetide.config import Settings
+from icetide.devkit.demo.report import (
+    BatchCounter,
+    DemoProgress,
+    DemoReport,
+    LakeCounts,
+    lake_counts,
+)
+from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, Shop, choose_dims, shop_database
+from icetide.devkit.embedded.broker import EmbeddedBroker, free_port, port_in_use
+from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
+from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
+from icetide.errors import PipelineError
+from icetide.flows.loop import BatchResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icetide.devkit.demo.reconcile import Check
+    from icetide.engine.run import PipelineRun
+    from icetide.pipelines.graph import PipelineGraph
+
+log = logging.getLogger(__name__)
+
+DEMO_TOPIC = "clicktopic"
+DIMS_KEY = "clickstream.dims"
+
+
+def find_example(name: str = "clickstream") -> Path:
+    """``examples/<name>`` in the current directory or in the source checkout."""
+    candidates = [Path.cwd() / "examples" / name,
+                  Path(__file__).resolve().parents[3] / "examples" / name]
+    for path in candidates:
+        if (path / "icetide-pipeline.yml").is_file():
+            return path
+    raise PipelineError(
+        f"cannot find examples/{name} (looked in {[str(c) for c in candidates]}); run from "
+        "the icetide checkout or pass --pipeline PATH"
+    )
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """How long and how fast the demo runs, and where its dimensions come from."""
+
+    duration: float | None = 60.0  # seconds; None: until stop is set
+    rate: float = 2000.0  # click events per second
+    bad_ratio: float = 0.01
+    business_rate: float = 2.0  # business changes per second (0: none)
+    trigger_interval: float = 2.0
+    dims: DimsMode = "auto"  # auto: cdc when MariaDB is installed, else seed
+    mariadb_port: int | None = DEMO_MARIADB_PORT  # None/0 or taken: a free port
+    reconcile: bool = True
+    pipeline: Path | None = None
+    #: Spark's (JVM) log level for the run, e.g. "ERROR" under the live view; None: as set
+    spark_log_level: str | None = None
+
+
+def _broker(settings: Settings) -> EmbeddedBroker:
+    port = settings.kafka.embedded_port
+    if port_in_use(port):
+        port = free_port()
+    return EmbeddedBroker(port, settings.path("broker"))
+
+
+def _with_broker(settings: Settings, bootstrap: str) -> Settings:
+    # earliest: a resumed demo's committed offsets belong to the previous (gone) broker
+    return settings.model_copy(update={"kafka": settings.kafka.model_copy(
+        update={"bootstrap": bootstrap, "offset_out_of_range": "earliest"})})
+
+
+def _spark(settings: Settings) -> SparkSession:
+    """The session, keeping the caller's Ctrl-C handler: a new SparkContext installs its
+    own (cancel every job, raise KeyboardInterrupt), which would break the clean stop."""
+    from icetide.runtime.session import get_spark
+
+    if threading.current_thread() is not threading.main_thread():
+        return get_spark(settings)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        return get_spark(settings)
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+
+
+def _load_graph(options: DemoOptions, dims: str, shop: Shop | None) -> PipelineGraph:
+    from icetide.pipelines import load_pipeline
+
+    env = shop.pipeline_env() if shop is not None else None
+    return load_pipeline(options.pipeline or find_example(), env=env,
+                         configuration={DIMS_KEY: dims})
+
+
+class Generators:
+    """The click generator and the business updates in threads; ``stop`` ends both, and
+    when both have ended by themselves (duration) they set ``stop``."""
+
+    def __init__(self, bootstrap: str, shop: Shop | None, options: DemoOptions,
+                 stop: threading.Event, progress: DemoProgress) -> None:
+        self.stop = stop
+        self.clicks: list[GenReport] = []
+        self.business: list[BusinessReport] = []
+        self.errors: list[BaseException] = []
+
+        def clicks() -> None:
+            self.clicks.append(produce_clicks(
+                bootstrap, DEMO_TOPIC,
+                GenOptions(count=0, rate=options.rate, bad_ratio=options.bad_ratio,
+                           duration=options.duration),
+                progress=lambda sent: setattr(progress, "clicks", sent), stop=stop))
+
+        jobs: list[Callable[[], None]] = [clicks]
+        if shop is not None and options.business_rate > 0:
+            updates = BusinessOptions(rate=options.business_rate, duration=options.duration,
+                                      database=shop.database)
+            jobs.append(lambda: self.business.append(
+                run_business_updates(shop.connect, updates, stop)))
+        self.threads = [threading.Thread(target=self._guard, args=(job,), daemon=True,
+                                         name=f"demo-gen-{i}") for i, job in enumerate(jobs)]
+
+    def _guard(self, job: Callable[[], None]) -> None:
+        try:
+            job()
+        except BaseException as exc:  # reported by result(); stop the rest of the demo
+            log.error("demo generator failed: %s", exc)
+            self.errors.append(exc)
+            self.stop.set()
+
+    def _watch(self) -> None:
+        for thread in self.threads:
+            thread.join()
+        self.stop.set()
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+        threading.Thread(target=self._watch, name="demo-gen-watch", daemon=True).start()
+
+    def result(self) -> tuple[GenReport, BusinessReport | None]:
+        """Wait for both; their reports (raises what a generator raised)."""
+        for thread in self.threads:
+            thread.join()
+        if self.errors:
+            raise self.errors[0]
+        return self.clicks[0], (self.business[0] if self.business else None)
+
+
+def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
+            counter: BatchCounter, progress: DemoProgress
+            ) -> tuple[GenReport, BusinessReport | None]:
+    """Generators and continuous flows until the duration ends or ``stop`` is set."""
+    gens.start()
+    progress.enter("running")
+    try:
+        pipeline.run_forever(stop, counter)
+    finally:
+        stop.set()  # a failed flow stops the generators too
+        for thread in gens.threads:
+            thread.join()
+    return gens.result()
+
+
+def reconcile_lake(spark: SparkSession, catalog: str, expected: LakeCounts,
+                   shop: Shop | None) -> list[Check]:
+    """ODS/DLQ vs produced, dimensions vs MariaDB (CDC only), layers vs recomputation."""
+    from icetide.devkit.demo.reconcile import reconcile_dims, reconcile_layers, reconcile_ods
+
+    checks = reconcile_ods(spark, catalog, expected.ods, expected.dlq)
+    if shop is not None:
+        with contextlib.closing(shop.connect()) as conn:
+            checks += reconcile_dims(spark, catalog, conn, shop.database)
+    checks += reconcile_layers(spark, catalog)
+    return checks
+
+
+def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
+             on_batch: Callable[[BatchResult], None] | None = None,
+             progress: DemoProgress | None = None) -> DemoReport:
+    """MariaDB + broker + generators + the clickstream pipeline, then drain and reconcile."""
+    from icetide.engine.run import PipelineRun
+
+    progress = progress or DemoProgress()
+    dims, warning = choose_dims(options.dims)
+    if warning:
+        log.warning("%s", warning)
+    progress.dims = dims
+    with contextlib.ExitStack() as stack:
+        shop = (stack.enter_context(shop_database(settings, options.mariadb_port))
+                if dims == "cdc" else None)
+        graph = _load_graph(options, dims, shop)
+        broker = stack.enter_context(_broker(settings))
+        run_settings = _with_broker(settings, broker.bootstrap)
+        spark = _spark(run_settings)
+        if options.spark_log_level:
+            spark.sparkContext.setLogLevel(options.spark_log_level)
+        pipeline = PipelineRun(spark, run_settings, graph,
+                               trigger_interval=options.trigger_interval)
+        stack.callback(pipeline.close)
+        run = _DemoRun(pipeline, broker.bootstrap, shop, options, progress)
+        report = run.run(stop, on_batch)
+    return report
+
+
+class _DemoRun:
+    """One demo run on a started MariaDB (or none), broker and pipeline."""
+
+    def __init__(self, pipeline: PipelineRun, bootstrap: str, shop: Shop | None,
+                 options: DemoOptions, progress: DemoProgress) -> None:
+        self.pipeline, self.bootstrap, self.shop = pipeline, bootstrap, shop
+        self.options, self.progress = options, progress
+        self.spark, self.catalog = pipeline.spark, pipeline.catalog
+
+    def run(self, stop: threading.Event,
+            on_batch: Callable[[BatchResult], None] | None) -> DemoReport:
+        from icetide.devkit.gen.seed_dims import load_seed_dimensions
+
+        if self.shop is None:
+            load_seed_dimensions(self.spark, self.catalog)
+        baseline = lake_counts(self.spark, self.catalog)
+        # before the first plan: a resumed run reads this fresh broker's topic from its start
+        ensure_topic(self.bootstrap, DEMO_TOPIC)
+        counter = BatchCounter(on_batch)
+        gens = Generators(self.bootstrap, self.shop, self.options, stop, self.progress)
+        generated, business = _stream(self.pipeline, gens, stop, counter, self.progress)
+        before, _ = counter.totals()
+        self.progress.enter("draining")
+        self.pipeline.run_once(counter)
+        rows, dead = counter.totals()
+        log.info("demo drained %d rows after the stop", rows - before)
+        checks: list[Check] = []
+        if self.options.reconcile:
+            self.progress.enter("reconciling")
+            checks = reconcile_lake(self.spark, self.catalog, LakeCounts(
+                baseline.ods + generated.valid, baseline.dlq + generated.malformed), self.shop)
+        self.progress.enter("done")
+        return DemoReport(
+            dims=self.progress.dims, generated=generated, business=business,
+            baseline=baseline, committed=dict(counter.rows), dead_letters=dead,
+            drained_rows=rows - before, checks=checks, settings=self.pipeline.settings,
+            seconds=time.monotonic() - self.progress.started, shop=self.shop,
+            phase_seconds=self.progress.seconds())

@@ -1,0 +1,330 @@
+"""An embedded MariaDB server for the demo and the tests.
+
+``EmbeddedMariaDB(data_dir)`` runs Debian's ``mariadbd`` under a private directory::
+
+    <data_dir>/my.cnf            generated defaults file (the only one read)
+    <data_dir>/data/             datadir, created by mariadb-install-db on first start
+    <data_dir>/data/binlog.*     the binary log (ROW, FULL image, FULL metadata)
+    <data_dir>/mariadbd.err      the server's error log
+    <data_dir>/credentials.json  generated passwords of the two users (mode 0600)
+
+The server listens on 127.0.0.1 only (a free port unless one is given) and on a Unix
+socket. ``root@localhost`` has no password and is reachable over that socket only
+(``skip-name-resolve`` makes ``localhost`` mean the socket); it is used once to create:
+
+* ``icetide_cdc`` — REPLICATION SLAVE, BINLOG MONITOR, RELOAD, SELECT: what the CDC
+  source needs (binlog dump, ``SHOW BINARY LOGS``, ``FLUSH TABLES WITH READ LOCK``);
+* ``icetide_app`` — all privileges: the application / test writer.
+
+Restarting on an existing directory reuses the data, the users and the passwords.
+When running as root (CI), the server runs with ``user=root``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import pymysql
+
+from icetide.devkit.gen.seed_rows import MYSQL_DDL, PRODUCTS, USER_MEMBERS
+from icetide.errors import RuntimeSetupError
+
+log = logging.getLogger(__name__)
+
+CDC_USER = "icetide_cdc"
+APP_USER = "icetide_app"
+CDC_GRANTS = "REPLICATION SLAVE, BINLOG MONITOR, RELOAD, SELECT"
+_SOCKET_MAX = 100  # sun_path is 108 bytes on Linux
+_INSTALL_HINT = "install it with `apt-get install mariadb-server` (Debian package)"
+
+Role = Literal["cdc", "app"]
+
+
+@dataclass(frozen=True)
+class MariaDBInfo:
+    """How to reach a running embedded server."""
+
+    host: str
+    port: int
+    socket: str
+    server_id: int
+    cdc_user: str
+    cdc_password: str = field(repr=False)
+    app_user: str
+    app_password: str = field(repr=False)
+
+    def connect_args(self, role: Role = "app", database: str | None = None) -> dict[str, Any]:
+        """Keyword arguments for ``pymysql.connect`` (TCP on loopback)."""
+        user, password = (
+            (self.cdc_user, self.cdc_password) if role == "cdc"
+            else (self.app_user, self.app_password)
+        )
+        # the embedded server has no TLS; pymysql's "preferred" TLS would only cost ~0.2 s
+        # per connection (loading the system CA store) for nothing
+        args: dict[str, Any] = {
+            "host": self.host, "port": self.port, "user": user, "password": password,
+            "charset": "utf8mb4", "autocommit": True, "ssl_disabled": True,
+        }
+        if database:
+            args["database"] = database
+        return args
+
+    def connect(self, role: Role = "app", database: str | None = None) -> pymysql.Connection[Any]:
+        """A new autocommit connection as the CDC or the application user."""
+        return pymysql.connect(**self.connect_args(role, database))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _binary(name: str, fallback: str) -> str:
+    found = shutil.which(name) or (fallback if Path(fallback).exists() else None)
+    if not found:
+        raise RuntimeSetupError(f"MariaDB program {name!r} not found; {_INSTALL_HINT}")
+    return found
+
+
+class EmbeddedMariaDB:
+    """A private ``mariadbd`` process; use as a context manager or call start/stop."""
+
+    def __init__(self, data_dir: str | Path, port: int | None = None, server_id: int = 1) -> None:
+        self.root = Path(data_dir).resolve()
+        self._port_chosen = port is None
+        self.port = port or _free_port()
+        self.server_id = server_id
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._info: MariaDBInfo | None = None
+        self._socket = self._socket_path()
+        self._log_offset = 0
+
+    @property
+    def datadir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def error_log(self) -> Path:
+        return self.root / "mariadbd.err"
+
+    @property
+    def info(self) -> MariaDBInfo:
+        """Connection info; raises when the server is not running."""
+        if self._info is None:
+            raise RuntimeSetupError(
+                f"embedded MariaDB in {self.root} is not running: call start() first"
+            )
+        return self._info
+
+    def _socket_path(self) -> Path:
+        path = self.root / "mariadb.sock"
+        if len(str(path)) <= _SOCKET_MAX:
+            return path
+        return Path(tempfile.mkdtemp(prefix="icetide-mdb-")) / "mariadb.sock"
+
+    def _defaults(self) -> str:
+        lines = [
+            "[mariadbd]",
+            f"datadir={self.datadir}",
+            f"socket={self._socket}",
+            f"pid-file={self.root / 'mariadbd.pid'}",
+            f"port={self.port}",
+            "bind-address=127.0.0.1",
+            "skip-name-resolve",
+            f"log_error={self.error_log}",
+            f"log_bin={self.datadir / 'binlog'}",
+            "binlog_format=ROW",
+            "binlog_row_image=FULL",
+            "binlog_row_metadata=FULL",
+            f"server_id={self.server_id}",
+            "character-set-server=utf8mb4",
+            "collation-server=utf8mb4_general_ci",
+            "innodb_buffer_pool_size=64M",
+            "innodb_log_file_size=32M",
+            "innodb_flush_log_at_trx_commit=2",
+            "sync_binlog=0",
+            "max_connections=200",
+        ]
+        if os.geteuid() == 0:
+            lines.append("user=root")
+        return "\n".join(lines) + "\n"
+
+    def _install(self, cnf: Path) -> None:
+        cmd = [
+            _binary("mariadb-install-db", "/usr/bin/mariadb-install-db"),
+            f"--defaults-file={cnf}", "--skip-test-db",
+            "--auth-root-authentication-method=normal",
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--user=root")
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            raise RuntimeSetupError(
+                f"mariadb-install-db failed for {self.datadir} (exit {done.returncode}): "
+                f"{self._tail()}{done.stdout[-800:]}; fix the cause and retry"
+            )
+
+    def _tail(self, lines: int = 15) -> str:
+        try:
+            text = self.error_log.read_bytes()[self._log_offset:].decode(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _credentials(self) -> dict[str, str]:
+        path = self.root / "credentials.json"
+        if path.exists():
+            data: dict[str, str] = json.loads(path.read_text())
+            return data
+        creds = {"cdc": secrets.token_hex(12), "app": secrets.token_hex(12)}
+        path.write_text(json.dumps(creds))
+        path.chmod(0o600)
+        return creds
+
+    def start(self, timeout: float = 60.0) -> MariaDBInfo:
+        """Install (first time), start, wait until ready and create the users."""
+        if self._proc is not None and self._proc.poll() is None:
+            return self.info
+        self.root.mkdir(parents=True, exist_ok=True)
+        cnf = self.root / "my.cnf"
+        cnf.write_text(self._defaults())
+        if not (self.datadir / "mysql").is_dir():
+            self._install(cnf)
+        started = time.monotonic()
+        for attempt in range(3):
+            try:
+                self._launch(cnf, timeout)
+                break
+            except RuntimeSetupError as exc:
+                busy = "Address already in use" in str(exc)
+                if not (busy and self._port_chosen) or attempt == 2:
+                    raise
+                self.port = _free_port()  # another process took the free port meanwhile
+                cnf.write_text(self._defaults())
+        creds = self._credentials()
+        self._create_users(creds)
+        self._info = MariaDBInfo(
+            host="127.0.0.1", port=self.port, socket=str(self._socket), server_id=self.server_id,
+            cdc_user=CDC_USER, cdc_password=creds["cdc"],
+            app_user=APP_USER, app_password=creds["app"],
+        )
+        log.info("embedded MariaDB ready on 127.0.0.1:%d in %.2fs (data %s)",
+                 self.port, time.monotonic() - started, self.root)
+        return self._info
+
+    def _launch(self, cnf: Path, timeout: float) -> None:
+        self._log_offset = self.error_log.stat().st_size if self.error_log.exists() else 0
+        self._proc = subprocess.Popen(
+            [_binary("mariadbd", "/usr/sbin/mariadbd"), f"--defaults-file={cnf}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        self._wait_ready(timeout)
+
+    def _root_connect(self) -> pymysql.Connection[Any]:
+        return pymysql.connect(unix_socket=str(self._socket), user="root", autocommit=True,
+                               connect_timeout=2)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        assert self._proc is not None
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                code = self._proc.returncode
+                self._proc = None
+                raise RuntimeSetupError(
+                    f"mariadbd exited with code {code} while starting on port {self.port} "
+                    f"(is the port free? is {self.root} writable?):\n{self._tail()}"
+                )
+            with contextlib.suppress(pymysql.err.OperationalError, OSError):
+                self._root_connect().close()
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeSetupError(
+            f"mariadbd did not accept connections on {self._socket} within {timeout:.0f}s; "
+            f"see {self.error_log}:\n{self._tail()}"
+        )
+
+    def _create_users(self, creds: dict[str, str]) -> None:
+        conn = self._root_connect()
+        try:
+            with conn.cursor() as cur:
+                for user, role, grants in (
+                    (CDC_USER, "cdc", CDC_GRANTS), (APP_USER, "app", "ALL PRIVILEGES"),
+                ):
+                    cur.execute(f"CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' "
+                                "IDENTIFIED BY %s", (creds[role],))
+                    cur.execute(f"ALTER USER '{user}'@'127.0.0.1' IDENTIFIED BY %s",
+                                (creds[role],))
+                    cur.execute(f"GRANT {grants} ON *.* TO '{user}'@'127.0.0.1'")
+        finally:
+            conn.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Clean shutdown (SIGTERM, then SIGKILL after ``timeout``); idempotent."""
+        proc, self._proc, self._info = self._proc, None, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("mariadbd (pid %d) ignored SIGTERM for %.0fs; killing it",
+                        proc.pid, timeout)
+            proc.kill()
+            proc.wait()
+
+    def kill(self) -> None:
+        """Crash the server (SIGKILL): for recovery tests."""
+        proc, self._proc, self._info = self._proc, None, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> MariaDBInfo:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+# --- the seed's shop schema (seed 001: products, user_member) -------------------------
+
+
+def seed_shop(conn: pymysql.Connection[Any], database: str = "user_db") -> None:
+    """(Re)create ``database`` with the seed's products (9 rows) and user_member (5 rows).
+
+    The seed spells the member column both ``memberLevel`` and ``member_level``; this
+    uses ``memberLevel`` as in its MySQL DDL and its ``update user_member set memberLevel``.
+    """
+    db = "`" + database.replace("`", "``") + "`"
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS {db}")
+        cur.execute(f"USE {db}")
+        cur.execute("DROP TABLE IF EXISTS products, user_member")
+        for ddl in MYSQL_DDL:
+            cur.execute(ddl)
+        cur.executemany("INSERT INTO products VALUES (%s, %s, %s, %s, now())", list(PRODUCTS))
+        cur.executemany(
+            "INSERT INTO user_member VALUES (%s, %s, %s, %s, now())", list(USER_MEMBERS)
+        )
+    conn.commit()

@@ -1,0 +1,56 @@
+"""Reading a flow's sources from inside its transform (user code calls these).
+
+``read_json`` is what ``icetide.sources.kafka.read`` does: this batch's range of a
+source, decoded with an explicit schema; rows that fail decoding or validation go to
+the flow's dead-letter table with the reason, never dropped and never fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from icetide.errors import PipelineError
+from icetide.flows.context import current_batch
+from icetide.lake.dlq import dead_letters
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+
+def read_json(
+    source: str, *, schema: StructType | str, dead_letter: str, required: Sequence[str] = ()
+) -> DataFrame:
+    """Valid rows of ``source`` in this batch: schema columns + ``_kafka_*`` provenance.
+
+    ``schema`` is a StructType or a DDL string (``"uid string, expendTime int"``);
+    ``required`` fields must be present and non-null; everything else that does not
+    parse lands in ``dead_letter`` (``db.table``).
+    """
+    from pyspark.sql.types import StructType as _StructType
+    from pyspark.sql.types import _parse_datatype_string
+
+    from icetide.sources.kafka.decode import decode_json, split_decoded
+    from icetide.sources.kafka.source import KafkaSource
+
+    ctx = current_batch()
+    struct = schema if isinstance(schema, _StructType) else _parse_datatype_string(schema)
+    if not isinstance(struct, _StructType):
+        raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
+    key = ctx.aliases.get(source, source)
+    src = ctx.sources.get(key)
+    if isinstance(src, KafkaSource):  # decoded inside the reader tasks
+        ctx.accessed.add(key)
+        frame = src.read_json(ctx.spark, ctx.batches[key], struct, required)
+    else:  # (read_source also raises for an undeclared source)
+        frame = decode_json(ctx.read_source(source, cache=False), struct, required)
+    # Read and parse every row exactly once: the decoded frame is what is cached, and both
+    # the valid rows and the dead letters are cut from it.
+    decoded = ctx.keep(f"decoded:{key}", frame, source=key)
+    valid, invalid = split_decoded(decoded)
+    ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key))
+    # Iceberg reserves `_partition` (and friends) for metadata columns: provenance is _kafka_*.
+    return valid.withColumnsRenamed(
+        {"_topic": "_kafka_topic", "_partition": "_kafka_partition", "_offset": "_kafka_offset"}
+    )

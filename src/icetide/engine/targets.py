@@ -1,0 +1,90 @@
+"""Create a flow's target table from its spec and discovered schema, and choose its sink.
+
+* append tables: format v2, fanout writes, the declared Iceberg partitioning;
+* primary-key tables: key columns NOT NULL and identifier fields, merge-on-read,
+  ``bucket(N, key)`` unless partitioning is declared, a merge engine
+  (default ``deduplicate``) and, with ``changelog=True``, ``<table>__changelog``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
+
+from icetide.lake.sinks import AppendSink, MergeSink, Sink
+from icetide.pipelines.spec import TableSpec
+from icetide.tables.changelog import changelog_ddl, changelog_table_name
+from icetide.tables.ddl import (
+    APPEND_TABLE_PROPERTIES,
+    PRIMARY_KEY_TABLE_PROPERTIES,
+    create_table_sql,
+)
+from icetide.tables.merge_engines import parse_merge_engine
+from icetide.tables.merge_sql import EngineLike
+from icetide.tables.sql import quote_ident, quote_qualified
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+EVENT_TIME_PROPERTY = "icetide.event-time-column"
+OP_COLUMN = "_op"  # +I/+U/-U/-D; never stored
+ORDINAL_COLUMN = "_seq"  # arrival order inside a batch, when the flow provides it
+DEFAULT_BUCKETS = 16
+_TIME_TRANSFORMS = ("years", "months", "days", "hours")
+
+
+def event_time_column(table: TableSpec) -> str | None:
+    """The column freshness is measured on: declared by property, else the time partition."""
+    declared = table.table_properties.get(EVENT_TIME_PROPERTY)
+    if declared:
+        return declared
+    for part in table.partition_cols:
+        if part.transform in _TIME_TRANSFORMS:
+            return part.source_column
+    return None
+
+
+def _partition_sql(table: TableSpec) -> list[str]:
+    if table.partition_cols or not table.primary_key:
+        return [p.to_sql() for p in table.partition_cols]
+    return [f"bucket({DEFAULT_BUCKETS}, {quote_ident(table.primary_key[0])})"]
+
+
+def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
+                 columns: Sequence[tuple[str, str]]) -> None:
+    """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog)."""
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
+    keys = tuple(table.primary_key or ())
+    # A primary-key table consumes `_op` (the merge engine applies it); an append table
+    # stores whatever the flow produces, `_op` included.
+    stored = [(n, t + " NOT NULL" if n in keys else t) for n, t in columns
+              if not (keys and n == OP_COLUMN)]
+    base = PRIMARY_KEY_TABLE_PROPERTIES if keys else APPEND_TABLE_PROPERTIES
+    props = {**base, **table.table_properties}
+    event_col = event_time_column(table)
+    if event_col:
+        props[EVENT_TIME_PROPERTY] = event_col
+    spark.sql(create_table_sql(ident, stored, partition_sql=_partition_sql(table),
+                               properties=props, comment=table.comment))
+    if keys:
+        fields = ", ".join(quote_ident(k) for k in keys)
+        spark.sql(f"ALTER TABLE {quote_qualified(ident)} SET IDENTIFIER FIELDS {fields}")
+    if keys and table.changelog:
+        catalog, name = ident.split(".", 1)
+        types = {n: t for n, t in columns if n != OP_COLUMN}
+        spark.sql(changelog_ddl(catalog, name, keys, types))
+
+
+def sink_for(ident: str, table: TableSpec, columns: Sequence[str]) -> Sink:
+    """Append for plain tables; a merge engine (default deduplicate) for primary-key tables."""
+    if not table.primary_key:
+        return AppendSink()
+    engine = parse_merge_engine(cast(EngineLike, table.merge_engine or "deduplicate"))
+    changelog = None
+    if table.changelog:
+        catalog, name = ident.split(".", 1)
+        changelog = f"{catalog}.{changelog_table_name(name)}"
+    return MergeSink(engine, tuple(table.primary_key),
+                     op_column=OP_COLUMN if OP_COLUMN in columns else None,
+                     ordinal_column=ORDINAL_COLUMN if ORDINAL_COLUMN in columns else None,
+                     changelog=changelog)

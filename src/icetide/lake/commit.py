@@ -1,0 +1,110 @@
+"""Commit rows and a marker in ONE Iceberg commit, and read markers back (JVM side).
+
+* Appends use the DataFrameWriterV2 option ``snapshot-property.<key>``.
+* SQL (MERGE/UPDATE/DELETE) runs inside ``CommitMetadata.withCommitProperties`` through
+  a py4j callback, which is the only way Spark 3.5 + Iceberg 1.10 attach properties to
+  a row-level commit (../shared/STACK.md).
+* Markers are read from the Java ``Table`` by walking the current snapshot's ancestors,
+  so a rolled-back branch never counts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from icetide.model.markers import FLOW, Marker
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+# How many ancestors to inspect for a flow's marker before giving up. Snapshot expiry
+# keeps the newest snapshot of every flow (ops/maintenance), so this bound is generous.
+MAX_ANCESTORS = 10_000
+
+
+def load_table(spark: SparkSession, ident: str) -> Any:
+    """The Java Iceberg ``Table`` for ``catalog.db.table`` (refreshed)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, ident)
+    table.refresh()
+    return table
+
+
+def iter_ancestor_summaries(table: Any) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(snapshot_id, summary)`` from the current snapshot back through its parents."""
+    snap = table.currentSnapshot()
+    seen = 0
+    while snap is not None and seen < MAX_ANCESTORS:
+        yield int(snap.snapshotId()), dict(snap.summary())
+        parent = snap.parentId()
+        snap = table.snapshot(parent) if parent is not None else None
+        seen += 1
+
+
+def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
+    """The newest marker that ``flow`` committed to ``ident``, or ``None``."""
+    for _, summary in iter_ancestor_summaries(load_table(spark, ident)):
+        if summary.get(FLOW) == flow:
+            return Marker.from_summary(summary)
+    return None
+
+
+def append(df: DataFrame, ident: str, properties: Mapping[str, str]) -> None:
+    """Append ``df`` to ``ident`` with ``properties`` in the snapshot summary (one commit)."""
+    writer = df.writeTo(ident)
+    for key, value in properties.items():
+        writer = writer.option(f"snapshot-property.{key}", value)
+    writer.append()
+
+
+def commit_marker_only(spark: SparkSession, ident: str, properties: Mapping[str, str]) -> None:
+    """Advance a flow's position with no rows: an empty append carrying the marker."""
+    append(spark.table(ident).limit(0), ident, properties)
+
+
+class _JavaCallable:
+    """A py4j callback implementing ``java.util.concurrent.Callable``."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self._fn = fn
+        self.error: BaseException | None = None
+
+    def call(self) -> None:
+        try:
+            self._fn()
+        except BaseException as exc:  # re-raised on the Python side below
+            self.error = exc
+            raise
+        return None
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.concurrent.Callable"]
+
+
+def with_commit_properties(
+    spark: SparkSession, properties: Mapping[str, str], fn: Callable[[], None]
+) -> None:
+    """Run ``fn`` (which issues SQL such as MERGE) so that its commit carries ``properties``."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    sc = spark.sparkContext
+    gateway = sc._gateway
+    assert gateway is not None and sc._jvm is not None
+    ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+    jvm = sc._jvm
+    jmap = jvm.java.util.HashMap()
+    for key, value in properties.items():
+        jmap.put(key, value)
+    task = _JavaCallable(fn)
+    exc_class = jvm.java.lang.Class.forName("java.lang.RuntimeException")
+    try:
+        jvm.org.apache.iceberg.spark.CommitMetadata.withCommitProperties(jmap, task, exc_class)
+    except Exception:
+        if task.error is not None:
+            raise task.error from None
+        raise

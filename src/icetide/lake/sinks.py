@@ -1,0 +1,196 @@
+"""How a batch's rows land in the target, in exactly one commit carrying the marker.
+
+* :class:`AppendSink` — append-only targets (facts, dead letters).
+* :class:`MergeSink` — primary-key tables: the batch is collapsed per key with the table's
+  merge engine and MERGEd inside ``CommitMetadata.withCommitProperties`` (one row-level
+  commit with the marker). With a changelog, the changelog rows are computed from the
+  same collapsed rows against the unchanged target and appended *before* the MERGE, as
+  a side table carrying the same marker (see :mod:`icetide.tables.changelog`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from icetide.lake import commit
+from icetide.lake.key_filter import key_filter
+from icetide.model.markers import POS, ROWS
+from icetide.tables.changelog import changelog_seq_base, changelog_sql
+from icetide.tables.merge_engines import MergeEngine
+from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
+from icetide.tables.sql import quote_qualified
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+log = logging.getLogger(__name__)
+_views = itertools.count()
+
+
+class Sink(Protocol):
+    """Writes ``df`` to ``target`` in one commit whose summary holds ``props``.
+
+    ``sides_done`` names side tables that already hold this batch (a previous attempt
+    committed them, then died): the sink must not write those again.
+    """
+
+    def side_tables(self) -> tuple[str, ...]:
+        """Side tables the sink itself writes (e.g. a changelog)."""
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        """Commit ``df`` to ``target``."""
+
+
+class AppendSink:
+    """Append-only targets."""
+
+    def side_tables(self) -> tuple[str, ...]:
+        return ()
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        commit.append(df, target, props)
+
+
+def _temp_view(prefix: str) -> str:
+    return f"__icetide_{prefix}_{next(_views)}"
+
+
+def last_sequence_number(spark: SparkSession, ident: str) -> int:
+    """The table's current snapshot sequence number (0 when it has no snapshot)."""
+    snap = commit.load_table(spark, ident).currentSnapshot()
+    return 0 if snap is None else int(snap.sequenceNumber())
+
+
+@dataclass(frozen=True)
+class MergeSink:
+    """Primary-key tables maintained by a merge engine."""
+
+    engine: MergeEngine
+    keys: Sequence[str]
+    op_column: str | None = None
+    ordinal_column: str | None = None
+    changelog: str | None = None  # catalog-qualified changelog table
+
+    def side_tables(self) -> tuple[str, ...]:
+        return (self.changelog,) if self.changelog else ()
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        if df.isEmpty():
+            commit.commit_marker_only(spark, target, props)
+            return
+        schema = spark.table(target).schema
+        batch = _temp_view("batch")
+        df.createOrReplaceTempView(batch)
+        spec = MergeSpec(target=quote_qualified(target), source=batch, keys=self.keys,
+                         columns=[f.name for f in schema.fields], op_column=self.op_column,
+                         ordinal_column=self.ordinal_column)
+        collapsed_view = _temp_view("collapsed")
+        collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
+        collapsed.createOrReplaceTempView(collapsed_view)
+        try:
+            keys = key_filter(collapsed, self.keys, types_of(schema))
+            if self.changelog and self.changelog not in sides_done:
+                self._append_changelog(spark, spec, types_of(schema), collapsed_view, props,
+                                       keys)
+            statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
+                                  key_filter=keys)
+            commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
+        finally:
+            collapsed.unpersist()
+            for view in (batch, collapsed_view):
+                spark.catalog.dropTempView(view)
+
+    def _append_changelog(self, spark: SparkSession, spec: MergeSpec, types: Mapping[str, str],
+                          collapsed_view: str, props: Mapping[str, str],
+                          keys: str | None) -> None:
+        assert self.changelog is not None
+        base = changelog_seq_base(last_sequence_number(spark, self.changelog))
+        rows = spark.sql(changelog_sql(self.engine, spec, types, seq_base=base,
+                                       source_pos=props[POS], collapsed_view=collapsed_view,
+                                       key_filter=keys))
+        rows = rows.persist()
+        try:
+            commit.append(rows, self.changelog, {**props, ROWS: str(rows.count())})
+        finally:
+            rows.unpersist()
+
+
+def types_of(schema: StructType) -> dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in schema.fields}
+
+
+def _run(spark: SparkSession, statement: str) -> None:
+    spark.sql(statement)
+
+
+class OverwriteSink:
+    """Materialized views: the batch *replaces* the table's contents in one commit.
+
+    DataFrameWriterV2 ``overwrite(lit(True))`` deletes every row and adds the batch's
+    files in a single ``overwrite`` snapshot whose summary holds the marker
+    (``snapshot-property.*``). When both the table and the result are empty Iceberg
+    commits nothing, so an empty marker-only append records the position instead.
+    """
+
+    def side_tables(self) -> tuple[str, ...]:
+        return ()
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        from pyspark.sql import functions as F
+
+        before = commit.load_table(spark, target).currentSnapshot()
+        writer = df.writeTo(target)
+        for key, value in props.items():
+            writer = writer.option(f"snapshot-property.{key}", value)
+        writer.overwrite(F.lit(True))
+        after = commit.load_table(spark, target).currentSnapshot()
+        if after is None or (before is not None
+                             and after.snapshotId() == before.snapshotId()):
+            log.info("overwrite of %s committed nothing: recording the marker alone", target)
+            commit.commit_marker_only(spark, target, props)
+
+
+_target_locks: dict[str, threading.Lock] = {}
+_target_locks_guard = threading.Lock()
+
+
+def _target_lock(target: str) -> threading.Lock:
+    with _target_locks_guard:
+        return _target_locks.setdefault(target, threading.Lock())
+
+
+@dataclass(frozen=True)
+class SerializedSink:
+    """Several flows of one process writing one target commit one at a time.
+
+    Two flows MERGE-ing into the same primary-key table concurrently (continuous mode:
+    one thread per flow) make Iceberg reject the later commit ("Found conflicting
+    files"); the loop would retry it, but only after a back-off. Holding a per-target
+    lock around the whole write also keeps a changelog computed before the MERGE
+    consistent with it. (Writers in *other* processes still rely on Iceberg's checks.)
+    """
+
+    inner: Sink
+
+    @classmethod
+    def when_shared(cls, inner: Sink, writers: int) -> Sink:
+        """``inner`` wrapped when ``writers`` (flows into the target) is more than one."""
+        return cls(inner) if writers > 1 else inner
+
+    def side_tables(self) -> tuple[str, ...]:
+        return self.inner.side_tables()
+
+    def write(self, spark: SparkSession, df: DataFrame, target: str,
+              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+        with _target_lock(target):
+            self.inner.write(spark, df, target, props, sides_done)

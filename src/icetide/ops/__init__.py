@@ -1,1 +1,0 @@
-"""Operations: what the lake's tables and flows are doing (``icetide status``)."""

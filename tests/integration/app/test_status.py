@@ -1,0 +1,115 @@
+"""``icetide status`` on tables written by a real Kafka flow: freshness, dead letters, lag."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from pyspark.sql import SparkSession
+from rich.console import Console
+
+from icetide.app.lag import LagProbes, pipeline_sources
+from icetide.app.status import collect_status, pipeline_scope
+from icetide.cli.status_cmd import status
+from icetide.config import Settings
+from icetide.devkit.demo.live import LiveStatus
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+from icetide.engine.run import PipelineRun
+from icetide.pipelines import load_pipeline
+from icetide.runtime.catalogs import pyiceberg_catalog
+
+pytestmark = [pytest.mark.spark, pytest.mark.kafka]
+
+FLOWS = '''
+from pyspark.sql import functions as F
+from icetide import pipelines as dp
+from icetide.sources import kafka
+
+SCHEMA = ("cookieId string, expendTime int, webpageId int, uid string, productId string, "
+          "updateTime bigint")
+
+@dp.expect("long_visit", "expendTime < 0")
+@dp.table(name="st_ods.clicks", partition_cols=["days(eventTime)"], freshness="1 hour",
+          freshness_warn="30 minutes")
+def clicks():
+    rows = kafka.read("clicks", schema=SCHEMA, required=["uid", "productId", "updateTime"],
+                      dead_letter="st_ods.clicks_dlq")
+    return rows.withColumn("eventTime", F.timestamp_millis("updateTime"))
+'''
+
+
+def _pipeline(tmp_path: Path, broker: str, topic: str) -> Path:
+    folder = tmp_path / "status_pipe"
+    folder.mkdir()
+    (folder / "icetide-pipeline.yml").write_text(
+        "name: status_pipe\ncatalog: lake\ndatabase: st_ods\n"
+        f"sources:\n  clicks: {{type: kafka, topic: {topic}, bootstrap: '{broker}'}}\n")
+    (folder / "flows.py").write_text(FLOWS)
+    return folder
+
+
+def test_status_reports_freshness_dead_letters_expectations_and_lag(
+        spark: SparkSession, icetide_settings: Settings, broker: str,
+        kafka_topic: Callable[..., str], tmp_path: Path) -> None:
+    topic = kafka_topic(partitions=2)
+    first = produce_clicks(broker, topic, GenOptions(count=300, bad_ratio=0.1, seed=11,
+                                                     partitions=2))
+    folder = _pipeline(tmp_path, broker, topic)
+    graph = load_pipeline(folder)
+    run = PipelineRun(spark, icetide_settings, graph)
+    try:
+        run.run_once()
+    finally:
+        run.close()
+    produce_clicks(broker, topic, GenOptions(count=40, seed=12, partitions=2))
+
+    catalog = pyiceberg_catalog(icetide_settings)
+    tables, targets = pipeline_scope(graph)
+    sources = pipeline_sources(graph, icetide_settings)  # the pipeline names its bootstrap
+    probes = LagProbes(icetide_settings, catalog, sources)
+    try:
+        rows = {r.table: r for r in collect_status(catalog, [*tables, "st_ods.clicks_dlq"],
+                                                   targets=targets, lag=probes)}
+    finally:
+        for src in sources.values():
+            src.close()
+    clicks = rows["st_ods.clicks"]
+    assert clicks.flows == ("st_ods.clicks",)
+    assert clicks.rows_total == first.valid and clicks.rows_last_commit == first.valid
+    assert clicks.dead_letters == first.malformed > 0
+    assert clicks.target_s == 3600 and clicks.warn_s == 1800
+    assert clicks.freshness_s is not None and clicks.freshness_s < 600
+    assert clicks.state == "ok" and clicks.mode == "once"
+    assert clicks.expectations["long_visit"]["failed"] == first.valid  # expendTime >= 0
+    [lag] = clicks.lag
+    assert lag.source == f"kafka:{topic}" and lag.unit == "messages" and lag.behind == 40
+    assert rows["st_ods.clicks_dlq"].rows_total == first.malformed
+
+    config = tmp_path / "icetide.yaml"
+    config.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json",
+                                                                 exclude_none=True)))
+    result = CliRunner().invoke(status, ["--format", "json", "--config", str(config),
+                                         str(folder)])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.output)
+    assert row["table"] == "st_ods.clicks" and row["lag"][0]["behind"] == 40
+    assert row["dead_letters"] == first.malformed and row["state"] == "ok"
+    table = CliRunner().invoke(status, ["--no-lag", "--config", str(config)])
+    assert table.exit_code == 0, table.output
+    assert "st_ods.clicks_dlq" in table.output and "once" in table.output
+
+    # the demo's live view renders the same metadata, refreshed every second
+    out = io.StringIO()
+    console = Console(file=out, width=160, force_terminal=True)
+    with LiveStatus(icetide_settings, console, interval=0.2,
+                    tables=["st_ods.clicks", "st_ods.clicks_dlq"]):
+        time.sleep(0.5)
+    shown = out.getvalue()
+    assert "st_ods.clicks_dlq" in shown and f"{first.valid:,}" in shown
+    assert "DLQ" in shown and "ok" in shown  # column: dead letters of the last commit

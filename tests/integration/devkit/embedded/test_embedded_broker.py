@@ -1,0 +1,89 @@
+"""The embedded Tansu broker: lifecycle, errors, and ``icetide broker start``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from confluent_kafka.admin import AdminClient
+
+from icetide.cli.broker_cmd import broker as broker_cli
+from icetide.devkit.embedded.broker import EmbeddedBroker, free_port, port_in_use, tansu_binary
+from icetide.errors import RuntimeSetupError
+
+pytestmark = pytest.mark.kafka
+
+
+def topics(bootstrap: str) -> set[str]:
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).topics)
+
+
+def test_start_stop_and_memory_only(tmp_path: Path) -> None:
+    from tests.conftest import create_topic
+
+    assert os.access(tansu_binary(), os.X_OK)
+    with EmbeddedBroker(None, tmp_path) as embedded:
+        assert embedded.running and embedded.bootstrap == f"127.0.0.1:{embedded.port}"
+        assert port_in_use(embedded.port)
+        create_topic(embedded.bootstrap, "kept", 2)
+        assert "kept" in topics(embedded.bootstrap)
+        port = embedded.port
+    assert not embedded.running and not port_in_use(port)
+    assert "listening on" in (tmp_path / "broker.log").read_text()
+    with EmbeddedBroker(port, tmp_path) as again:  # same port, fresh (in-memory) state
+        assert "kept" not in topics(again.bootstrap)
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(RuntimeSetupError, match=f"port {port} .* already in use.*--port"):
+            EmbeddedBroker(port, tmp_path).start()
+        result = CliRunner().invoke(broker_cli, ["start", "--port", str(port)])
+        assert isinstance(result.exception, RuntimeSetupError)
+
+
+def test_kill_and_restart(tmp_path: Path) -> None:
+    embedded = EmbeddedBroker(free_port(), tmp_path)
+    embedded.start()
+    pid = embedded.pid
+    embedded.kill()
+    assert pid is not None and not embedded.running
+    embedded.start()
+    assert embedded.running and embedded.pid != pid
+    embedded.stop()
+
+
+@pytest.mark.parametrize("stop_with", [signal.SIGINT, signal.SIGTERM])
+def test_cli_runs_until_ctrl_c(tmp_path: Path, stop_with: signal.Signals) -> None:
+    port = free_port()
+    icetide = Path(sys.executable).with_name("icetide")
+    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([str(icetide), "broker", "start", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert f"bootstrap: 127.0.0.1:{port}" in first, first
+        assert topics(f"127.0.0.1:{port}") == set()
+        time.sleep(0.2)
+        proc.send_signal(stop_with)
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert "broker stopped" in out
+        assert not port_in_use(port)
+        assert (tmp_path / "home" / "broker" / "broker.log").is_file()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
