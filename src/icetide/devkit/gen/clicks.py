@@ -3,14 +3,16 @@
 Every event is a JSON object with the seed's fields (keys in fastjson's sorted order)::
 
     {"cookieId": 15 random ASCII letters, "expendTime": int 0-19, "productId": "0".."19",
-     "uid": one of 513248/10952/555655/795098/603670 or "10001", "updateTime": epoch ms,
+     "uid": one of 513248/10952/555655/795098/603670, "updateTime": epoch ms,
      "webpageId": int 10-99}
 
-``uid`` is picked with ``randint(1, 6)``: 1-5 map to the seed's five users, 6 to its
-default ``"10001"``. ``updateTime`` is the wall clock when the event's batch is
-generated. With ``bad_ratio`` that exact fraction of events is malformed, rotating
-through :data:`MALFORMED_KINDS`; :attr:`ClickGenerator.counts` records how many of
-each kind were made so tests can reconcile what a pipeline accepted and rejected.
+``uid`` follows the seed's ``USERINFR_MAP.getOrDefault(RandomUtils.nextInt(1, 6), "10001")``:
+``nextInt``'s upper bound is exclusive (as in ``nextInt(10, 100)`` → 10..99), so the key is
+1..5, always in the map, and the default ``"10001"`` never occurs. ``updateTime`` is the
+wall clock when the event's batch is generated. With ``bad_ratio`` that exact fraction
+of events is malformed, rotating through :data:`MALFORMED_KINDS`;
+:attr:`ClickGenerator.counts` records how many of each kind were made so tests can
+reconcile what a pipeline accepted and rejected.
 
 Speed: events are generated in batches (random bytes translated to letters and digits,
 one ``orjson.dumps`` per batch, split into messages) and produced without per-message
@@ -34,7 +36,7 @@ from icetide.errors import SourceError
 
 log = logging.getLogger(__name__)
 
-UIDS = ("513248", "10952", "555655", "795098", "603670", "10001")  # randint(1,6) - 1
+UIDS = ("513248", "10952", "555655", "795098", "603670")  # USERINFR_MAP[nextInt(1, 6)]
 PRODUCT_IDS = tuple(str(i) for i in range(20))
 CLICK_SCHEMA_DDL = (
     "cookieId string, expendTime int, productId string, uid string, updateTime bigint, "
@@ -85,10 +87,10 @@ class ClickGenerator:
         """``n`` valid events as dicts."""
         ts = int(time.time() * 1000) if now_ms is None else now_ms
         spend, page = self._uniform(n, 20), self._uniform(n, 90)
-        user, product = self._uniform(n, 6), self._uniform(n, 20)
+        user, product = self._uniform(n, len(UIDS)), self._uniform(n, 20)
         return [
             {"cookieId": c, "expendTime": spend[i] % 20, "productId": PRODUCT_IDS[product[i] % 20],
-             "uid": UIDS[user[i] % 6], "updateTime": ts, "webpageId": 10 + page[i] % 90}
+             "uid": UIDS[user[i] % len(UIDS)], "updateTime": ts, "webpageId": 10 + page[i] % 90}
             for i, c in enumerate(self._cookies(n))
         ]
 
