@@ -28,9 +28,10 @@ from pyspark.sql import SparkSession
 
 from icetide.devkit.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
 from icetide.devkit.embedded.broker import EmbeddedBroker
-from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, produce_clicks
+from icetide.devkit.gen.seed_shop import seed_shop
 from tests.e2e.pipeline_proc import (
     commits,
     drain,

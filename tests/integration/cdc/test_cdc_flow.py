@@ -9,7 +9,8 @@ from cdc_pipeline_helpers import dims_flows, lake_rows, mysql_rows, unique, writ
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
-from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.engine.run import PipelineRun
 from icetide.errors import SchemaChangeError
 from icetide.lake import commit

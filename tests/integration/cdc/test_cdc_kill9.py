@@ -31,7 +31,8 @@ from pyspark.sql import SparkSession
 from tests.e2e.pipeline_proc import kill9
 from tests.mariadb_writer import Writer
 
-from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.lake import commit
 
 pytestmark = [pytest.mark.spark, pytest.mark.mariadb, pytest.mark.slow,

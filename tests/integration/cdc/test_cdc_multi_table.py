@@ -16,7 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from icetide.cdc.apply import CdcSink
 from icetide.config import Settings
-from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.engine.run import PipelineRun
 from icetide.flows.loop import FlowLoop
 from icetide.lake import commit

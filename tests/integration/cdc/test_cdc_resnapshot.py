@@ -12,7 +12,8 @@ from pyspark.sql import SparkSession
 
 from icetide.cdc.reset import request_resnapshot
 from icetide.config import Settings
-from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, seed_shop
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.engine.run import PipelineRun
 from icetide.errors import PositionLostError
 from icetide.lake import commit

@@ -24,7 +24,8 @@ import pymysql
 
 from icetide.config import Settings
 from icetide.devkit.embedded.broker import port_in_use
-from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)

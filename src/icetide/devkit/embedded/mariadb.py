@@ -9,8 +9,10 @@
     <data_dir>/credentials.json  generated passwords of the two users (mode 0600)
 
 The server listens on 127.0.0.1 only (a free port unless one is given) and on a Unix
-socket. ``root@localhost`` has no password and is reachable over that socket only
-(``skip-name-resolve`` makes ``localhost`` mean the socket); it is used once to create:
+socket, both in the owner-only ``data_dir``. ``root@localhost`` has no password and is
+reachable over that socket only (``skip-name-resolve`` makes ``localhost`` mean the
+socket); every other passwordless account (``mariadb-install-db`` makes ``root`` on
+127.0.0.1 and ::1) is dropped at start. ``root`` is used once to create:
 
 * ``icetide_cdc`` — REPLICATION SLAVE, BINLOG MONITOR, RELOAD, SELECT: what the CDC
   source needs (binlog dump, ``SHOW BINARY LOGS``, ``FLUSH TABLES WITH READ LOCK``);
@@ -40,7 +42,6 @@ from typing import Any, Literal
 
 import pymysql
 
-from icetide.devkit.gen.seed_rows import MYSQL_DDL, PRODUCTS, USER_MEMBERS
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
@@ -193,8 +194,10 @@ class EmbeddedMariaDB:
             data: dict[str, str] = json.loads(path.read_text())
             return data
         creds = {"cdc": secrets.token_hex(12), "app": secrets.token_hex(12)}
-        path.write_text(json.dumps(creds))
-        path.chmod(0o600)
+        # owner-only from the first byte: never world-readable, not even between write and chmod
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(creds))
         return creds
 
     def start(self, timeout: float = 60.0) -> MariaDBInfo:
@@ -202,6 +205,7 @@ class EmbeddedMariaDB:
         if self._proc is not None and self._proc.poll() is None:
             return self.info
         self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o700)  # data, socket and credentials: the owner's only
         cnf = self.root / "my.cnf"
         cnf.write_text(self._defaults())
         if not (self.datadir / "mysql").is_dir():
@@ -265,6 +269,7 @@ class EmbeddedMariaDB:
         conn = self._root_connect()
         try:
             with conn.cursor() as cur:
+                _close_passwordless_accounts(cur)
                 for user, role, grants in (
                     (CDC_USER, "cdc", CDC_GRANTS), (APP_USER, "app", "ALL PRIVILEGES"),
                 ):
@@ -307,24 +312,18 @@ class EmbeddedMariaDB:
         self.stop()
 
 
-# --- the seed's shop schema (seed 001: products, user_member) -------------------------
+def _close_passwordless_accounts(cur: pymysql.cursors.Cursor) -> None:
+    """Drop every account that logs in without a password except ``root@localhost``.
 
-
-def seed_shop(conn: pymysql.Connection[Any], database: str = "user_db") -> None:
-    """(Re)create ``database`` with the seed's products (9 rows) and user_member (5 rows).
-
-    The seed spells the member column both ``memberLevel`` and ``member_level``; this
-    uses ``memberLevel`` as in its MySQL DDL and its ``update user_member set memberLevel``.
+    ``mariadb-install-db`` creates ``root`` for 127.0.0.1 and ::1 with an empty password.
+    ``localhost`` matches the Unix socket only (the server runs with skip-name-resolve), and
+    the socket lives in the owner-only data folder, so no one else can log in passwordless.
     """
-    db = "`" + database.replace("`", "``") + "`"
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE IF NOT EXISTS {db}")
-        cur.execute(f"USE {db}")
-        cur.execute("DROP TABLE IF EXISTS products, user_member")
-        for ddl in MYSQL_DDL:
-            cur.execute(ddl)
-        cur.executemany("INSERT INTO products VALUES (%s, %s, %s, %s, now())", list(PRODUCTS))
-        cur.executemany(
-            "INSERT INTO user_member VALUES (%s, %s, %s, %s, now())", list(USER_MEMBERS)
-        )
-    conn.commit()
+    cur.execute("SELECT user, host FROM mysql.global_priv "
+                "WHERE COALESCE(JSON_VALUE(priv, '$.authentication_string'), '') = '' "
+                "AND COALESCE(JSON_VALUE(priv, '$.plugin'), 'mysql_native_password') "
+                "IN ('mysql_native_password', 'mysql_old_password') "
+                "AND NOT (user = 'root' AND host = 'localhost')")
+    for user, host in cur.fetchall():
+        cur.execute("DROP USER %s@%s", (user, host))
+        log.info("embedded MariaDB: dropped passwordless account %r@%r", user, host)

@@ -10,13 +10,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from icetide.devkit.embedded.mariadb import (
-    APP_USER,
-    CDC_USER,
-    EmbeddedMariaDB,
-    MariaDBInfo,
-    seed_shop,
-)
+from icetide.devkit.embedded.mariadb import APP_USER, CDC_USER, EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import RuntimeSetupError
 
 pytestmark = pytest.mark.mariadb
@@ -100,3 +95,26 @@ def test_runs_as_the_current_user(tmp_path: Path) -> None:
     text = server._defaults()
     assert ("user=root" in text) == (os.geteuid() == 0)
     assert "bind-address=127.0.0.1" in text and "binlog_row_metadata=FULL" in text
+
+
+def test_no_passwordless_login_and_private_credentials(tmp_path: Path) -> None:
+    """No account logs in over TCP without a password; the generated credentials file is
+    created owner-only (never world-readable, not even for a moment) in an owner-only dir."""
+    server = EmbeddedMariaDB(tmp_path / "db")
+    with server as info:
+        for user in ("root", "", "mysql", "mariadb.sys"):
+            with pytest.raises(pymysql.err.OperationalError):
+                pymysql.connect(host="127.0.0.1", port=info.port, user=user, password="",
+                                connect_timeout=2).close()
+        app = info.connect()
+        with app.cursor() as cur:
+            cur.execute("SELECT user, host FROM mysql.global_priv "
+                        "WHERE COALESCE(JSON_VALUE(priv, '$.authentication_string'), '') = '' "
+                        "AND COALESCE(JSON_VALUE(priv, '$.plugin'), '') "
+                        "NOT IN ('unix_socket', 'mysql_native_password_invalid', 'invalid')")
+            open_accounts = cur.fetchall()
+        app.close()
+        assert [a for a in open_accounts if a[1] != "localhost"] == []
+        creds = tmp_path / "db" / "credentials.json"
+        assert creds.stat().st_mode & 0o777 == 0o600
+        assert (tmp_path / "db").stat().st_mode & 0o077 == 0

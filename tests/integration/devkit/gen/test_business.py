@@ -6,9 +6,10 @@ import threading
 
 import pytest
 
-from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.devkit.gen.business import BusinessOptions, run_business_updates
 from icetide.devkit.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.devkit.gen.seed_shop import seed_shop
 
 pytestmark = pytest.mark.mariadb
 

@@ -12,7 +12,8 @@ import pytest
 from mysql_cdc_helpers import Model, apply, create_items, drain, new_database, source_state
 from tests.mariadb_writer import Writer
 
-from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import PositionLostError
 from icetide.sources.mysql.binlog import BinlogReader
 from icetide.sources.mysql.changes import Change

@@ -9,7 +9,8 @@ import pytest
 from mysql_cdc_helpers import new_database
 from pyspark.sql import Row, SparkSession
 
-from icetide.devkit.embedded.mariadb import MariaDBInfo, seed_shop
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import SourceError
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 
