@@ -14,7 +14,7 @@ import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ from icetide.model.source import BatchRange, Source
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.reader import set_reader
 from icetide.pipelines.spec import FlowSpec, TableSpec, call_query
+from icetide.runtime.leases import lease_key, leases_for
 from icetide.sources.factory import build_source
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
 from icetide.tables.changelog import CHANGELOG_SUFFIX, changelog_table_name
@@ -306,20 +307,31 @@ class PipelineRun:
                  ) -> dict[str, list[BatchResult]]:
         """Process everything available now, flow by flow in dependency order."""
         done: dict[str, list[BatchResult]] = {}
-        for flow in self.compile_all():
-            loop = FlowLoop(self.spark, flow)
-            loop.summary_extra.update(once_summary(self.freshness_target(flow)))
-            results = loop.run_until_caught_up()
-            for result in results:
-                if on_batch is not None:
-                    on_batch(result)
-            done[flow.name] = results
+        with self.leases():
+            for flow in self.compile_all():
+                loop = FlowLoop(self.spark, flow)
+                loop.summary_extra.update(once_summary(self.freshness_target(flow)))
+                results = loop.run_until_caught_up()
+                for result in results:
+                    if on_batch is not None:
+                        on_batch(result)
+                done[flow.name] = results
         return done
+
+    def leases(self) -> AbstractContextManager[None]:
+        """Exclusive leases on the selected flows: a second run of one of them stops at
+        once, before it creates or reads anything."""
+        keys = [lease_key(self.qualify(f.target), f.name) for f in self.flows]
+        return leases_for(self.settings).hold(keys)
 
     def run_forever(self, stop: threading.Event,
                     on_batch: Callable[[BatchResult], None] | None = None) -> None:
         """One thread per flow until ``stop`` is set; the first flow error stops them all."""
-        flows = self.compile_all()
+        with self.leases():
+            self._run_threads(self.compile_all(), stop, on_batch)
+
+    def _run_threads(self, flows: list[Flow], stop: threading.Event,
+                     on_batch: Callable[[BatchResult], None] | None) -> None:
         errors: list[BaseException] = []
 
         def drive(flow: Flow) -> None:

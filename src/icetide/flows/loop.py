@@ -38,6 +38,16 @@ Transform = Callable[[BatchContext], "DataFrame"]
 ACHIEVED_FRESHNESS = "freshness.achieved-ms"
 
 
+class ConcurrentWriterError(IcetideError):
+    """Another writer committed this flow's range first: nothing was committed by us."""
+
+    def __init__(self, flow: str, target: str) -> None:
+        super().__init__(
+            f"flow {flow!r}: another writer committed to {target} since this batch was "
+            "planned; its range is not committed twice"
+        )
+
+
 @dataclass(frozen=True)
 class CheckedBatch:
     """A batch after its data-quality checks (see :mod:`icetide.engine.quality`)."""
@@ -98,12 +108,15 @@ class FlowLoop:
         #: the next start equals it, no side table can hold a half-committed batch.
         self._committed_end: dict[str, Any] | None = None
         self._side_exists: set[str] = set()  # side tables seen to exist (never dropped)
+        #: The marker end the current batch was planned from (None: no marker yet).
+        self._planned_from: Mapping[str, Any] | None = None
 
     # -- positions -------------------------------------------------------------------
     def committed_start(self) -> dict[str, Any]:
         """Where the next batch starts: the target's marker, else each source's beginning."""
         marker = commit.last_marker(self.spark, self.flow.target, self.flow.name)
         done = dict(marker.end) if marker else {}
+        self._planned_from = marker.end if marker else None
         return {
             key: done[key] if key in done else src.initial_position()
             for key, src in self.flow.sources.items()
@@ -130,6 +143,16 @@ class FlowLoop:
                 pending_end = dict(marker.end)
                 done.add(side)
         return pending_end, done
+
+    def check_still_newest(self) -> None:
+        """Raise :class:`ConcurrentWriterError` when another writer of this flow committed
+        since the batch was planned (its range would be committed twice)."""
+        marker = commit.last_marker(self.spark, self.flow.target, self.flow.name)
+        now = marker.end if marker else None
+        before = self._planned_from
+        if (now is None) != (before is None) or (
+                now is not None and before is not None and not same_position(now, before)):
+            raise ConcurrentWriterError(self.flow.name, self.flow.target)
 
     def plan(
         self, start: Mapping[str, Any], pending_end: Mapping[str, Any] | None
@@ -187,12 +210,15 @@ class FlowLoop:
             out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows, max_event, kept, extra = self._check(out)
+            self.check_still_newest()
             dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
             marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
                             dlq_rows=dlq_rows, max_event_time_ms=max_event,
                             batch_ms=int((time.monotonic() - began) * 1000),
                             committed_at_ms=(now := int(time.time() * 1000)),
                             extra=self._extra(extra, max_event, now))
+            if ctx.side_outputs:
+                self.check_still_newest()
             self.flow.sink.write(self.spark, kept, self.flow.target, marker.to_summary(),
                                  frozenset(sides_done))
         finally:
@@ -267,7 +293,11 @@ class FlowLoop:
         """``--once``: process what is available now, commit, return."""
         results: list[BatchResult] = []
         while max_batches is None or len(results) < max_batches:
-            result = self.run_batch()
+            try:
+                result = self.run_batch()
+            except ConcurrentWriterError as exc:
+                log.warning("%s; planning again from its commit", exc)
+                continue
             if result is None:
                 break
             results.append(result)
@@ -289,6 +319,9 @@ class FlowLoop:
             try:
                 result = self.run_batch()
                 failures = 0
+            except ConcurrentWriterError as exc:
+                log.warning("%s; planning again from its commit", exc)
+                continue
             except IcetideError:
                 raise
             except Exception:

@@ -149,6 +149,35 @@ def test_once_after_a_half_committed_batch_reads_on_to_the_end(
     assert spark.table(target).count() + spark.table(dlq).count() == 700
 
 
+def test_a_second_writer_of_the_same_flow_never_commits_a_range_twice(
+        spark: SparkSession, loop_broker: str) -> None:
+    """Writer A plans a batch; before it commits, writer B (same flow, same target) commits
+    the same range. A's commit is rejected (nothing written, dead letters included) and A
+    re-plans from B's marker: every offset lands exactly once."""
+    name = f"t{next(_names)}"
+    produce_clicks(loop_broker, name, GenOptions(count=900, bad_ratio=0.1, seed=11))
+    target, dlq = _tables(spark, name)
+    other = FlowLoop(spark, _flow("race", name, loop_broker, target, dlq, max_records=300))
+    plain = _flow("race", name, loop_broker, target, dlq, max_records=300)
+    raced = []
+
+    def transform(ctx: BatchContext) -> DataFrame:
+        out = plain.transform(ctx)
+        if not raced:  # the other writer commits while this batch is in flight
+            raced.append(other.run_batch())
+        return out
+
+    loop = FlowLoop(spark, Flow(name="race", target=target, sources=plain.sources,
+                                transform=transform, side_tables=(dlq,), max_records=300,
+                                aliases=plain.aliases))
+    results = loop.run_until_caught_up()
+    assert raced[0] is not None and raced[0].end == results[0].start  # A went on after B
+    valid = _offsets(spark, target)
+    bad = _offsets(spark, dlq, "topic", "partition", "offset")
+    assert len(valid) == len(set(valid)) and len(bad) == len(set(bad))
+    assert len(valid) + len(bad) == 900
+
+
 def test_empty_append_advances_position(spark: SparkSession, loop_broker: str) -> None:
     name = f"t{next(_names)}"
     produce_clicks(loop_broker, name, GenOptions(count=50, bad_ratio=1.0, seed=4))
