@@ -102,7 +102,10 @@ class FlowsConfig(_Section):
     @field_validator("trigger_interval", mode="before")
     @classmethod
     def _duration(cls, v: Any) -> float:
-        return parse_duration(v)
+        try:
+            return parse_duration(v)
+        except ConfigError as exc:  # as ValueError, so the message names the key
+            raise ValueError(str(exc)) from None
 
 
 class Settings(_Section):
@@ -148,12 +151,23 @@ def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
             out["home"] = value
             continue
         if len(path) < 2 or not all(path):
+            _check_not_a_misspelt_setting(name, path)
             continue  # e.g. ICETIDE_CONFIG: not a setting
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
         node[path[-1]] = value
     return out
+
+
+def _check_not_a_misspelt_setting(name: str, path: list[str]) -> None:
+    """``ICETIDE_KAFKA_BOOTSTRAP`` (one underscore) would be ignored silently: refuse it."""
+    section, _, key = path[0].partition("_")
+    if len(path) == 1 and key and section in Settings.model_fields:
+        raise ConfigError(
+            f"environment variable {name} is not read: settings take two underscores "
+            f"between section and key, e.g. {ENV_PREFIX}{section.upper()}__{key.upper()}"
+        )
 
 
 def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,10 +180,22 @@ def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]
     return merged
 
 
-def _format_validation(err: ValidationError, source: str) -> str:
+def _from_env(overlay: Mapping[str, Any], loc: tuple[str | int, ...]) -> bool:
+    node: Any = overlay
+    for part in loc:
+        if not isinstance(node, Mapping) or str(part) not in node:
+            return False
+        node = node[str(part)]
+    return True
+
+
+def _format_validation(err: ValidationError, source: str,
+                       overlay: Mapping[str, Any] | None = None) -> str:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
+        if overlay and _from_env(overlay, e["loc"]):
+            loc = ENV_PREFIX + "__".join(str(p).upper() for p in e["loc"])
         if e["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key '{loc}' (check the spelling; see docs/config.md)")
         else:
@@ -208,4 +234,4 @@ def load_settings(
         where = source if data else "environment"
         if overlay and data:
             where = f"{source} + ICETIDE_* environment"
-        raise ConfigError(_format_validation(exc, where)) from None
+        raise ConfigError(_format_validation(exc, where, overlay)) from None

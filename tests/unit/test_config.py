@@ -84,3 +84,23 @@ def test_parse_duration(text: str | float, seconds: float) -> None:
 def test_parse_duration_error_names_value() -> None:
     with pytest.raises(ConfigError, match="'soon'"):
         parse_duration("soon")
+
+
+def test_a_bad_duration_names_its_environment_variable() -> None:
+    with pytest.raises(ConfigError, match=r"'ICETIDE_FLOWS__TRIGGER_INTERVAL'.*'5 sekunden'"):
+        load_settings(environ={"ICETIDE_FLOWS__TRIGGER_INTERVAL": "5 sekunden"})
+
+
+def test_a_bad_duration_in_yaml_names_file_and_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("flows:\n  trigger_interval: soon\n")
+    with pytest.raises(ConfigError, match=r"icetide.yaml: 'flows.trigger_interval'.*'soon'"):
+        load_settings(cfg, environ={})
+
+
+def test_a_setting_with_one_underscore_is_refused_not_ignored() -> None:
+    with pytest.raises(ConfigError, match=r"ICETIDE_KAFKA_BOOTSTRAP is not read.*"
+                                          r"ICETIDE_KAFKA__BOOTSTRAP"):
+        load_settings(environ={"ICETIDE_KAFKA_BOOTSTRAP": "127.0.0.1:9092"})
+    # variables that are not settings keep working
+    load_settings(environ={"ICETIDE_JAR_CACHE": "/tmp/jars", "ICETIDE_HOME": "/tmp/h"})

@@ -54,6 +54,11 @@ def find_spec_file(path: str | Path) -> Path:
     """The spec file itself, or the one spec file inside folder ``path``."""
     p = Path(path)
     if p.is_file():
+        if p.suffix not in (".yml", ".yaml"):
+            raise PipelineError(
+                f"{p} is not a pipeline spec file: pass the pipeline folder that holds "
+                f"{SPEC_FILE_NAMES[0]} (here probably {str(p.parent)!r}), or that file itself"
+            )
         return p
     if not p.is_dir():
         raise PipelineError(

@@ -96,3 +96,11 @@ def test_find_spec_file(tmp_path: Path) -> None:
     assert find_spec_file(spark) == spark
     with pytest.raises(PipelineError, match="does not exist"):
         find_spec_file(tmp_path / "missing")
+
+
+def test_a_python_file_is_not_taken_for_a_pipeline_folder(tmp_path: Path) -> None:
+    flow = tmp_path / "clickevent.py"
+    flow.write_text('"""ODS: click events"""\n')
+    with pytest.raises(PipelineError, match=r"clickevent\.py is not a pipeline spec file: pass "
+                                            r"the pipeline folder.*" + str(tmp_path)):
+        read_spec_file(flow)
