@@ -64,8 +64,8 @@ def cli_errors() -> Iterator[None]:
         yield
     except IcetideError as exc:
         raise click.ClickException(str(exc)) from exc
-    except duckdb.Error as exc:
-        raise click.ClickException(f"DuckDB: {_first_line(exc)}") from exc
+    except duckdb.Error as exc:  # whole: its later lines point at the bad spot in the query
+        raise click.ClickException(f"DuckDB: {str(exc).strip()}") from exc
     except Exception as exc:
         message = _spark_error(exc)
         if message is None:

@@ -26,6 +26,12 @@ def config(
     spark.sql("CREATE NAMESPACE IF NOT EXISTS cli")
     spark.sql("CREATE TABLE IF NOT EXISTS cli.events (id BIGINT, kind STRING) USING iceberg")
     spark.sql("INSERT INTO cli.events VALUES (1, 'view'), (2, 'click'), (3, 'view')")
+    spark.sql("CREATE TABLE IF NOT EXISTS cli.typed (id BIGINT, at TIMESTAMP, "
+              "local TIMESTAMP_NTZ, day DATE, price DECIMAL(10,2), ok BOOLEAN, "
+              "tags ARRAY<STRING>, attrs MAP<STRING, INT>) USING iceberg")
+    spark.sql("INSERT INTO cli.typed VALUES (1, TIMESTAMP'2026-11-23 03:00:00', "
+              "TIMESTAMP_NTZ'2026-11-23 04:00:00', DATE'2026-11-23', 12.50, true, "
+              "array('a', 'b'), map('k', 1))")
     path = tmp_path_factory.mktemp("cli") / "icetide.yaml"
     path.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json", exclude_none=True)))
     return str(path)
@@ -74,6 +80,22 @@ def test_sql_errors_are_one_line(config: str) -> None:
         assert result.exit_code == 1
         assert result.output.startswith("Error: ")
         assert "nope" in result.output.lower() and "Traceback" not in result.output
+
+
+def test_duckdb_reads_every_column_type(config: str) -> None:
+    """timestamptz needs pytz in DuckDB's Python client (it failed to import before)."""
+    [row] = json.loads(_invoke(sql, "SELECT * FROM cli.typed", "--engine", "duckdb",
+                               "--format", "json", "--config", config))
+    assert row["id"] == 1 and row["at"].startswith("2026-11-23 03:00:00")
+    assert row["local"] == "2026-11-23 04:00:00" and row["day"] == "2026-11-23"
+    assert row["price"] == "12.50" and row["ok"] is True and row["tags"] == ["a", "b"]
+
+
+def test_duckdb_errors_are_shown_whole(config: str) -> None:
+    result = CliRunner().invoke(
+        sql, ["SELECT kindd FROM cli.events", "--engine", "duckdb", "--config", config])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "kindd" in result.output and "LINE 1:" in result.output  # the second line too
 
 
 def test_tables_lists_rows_and_snapshots(config: str) -> None:
