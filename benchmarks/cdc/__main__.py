@@ -77,10 +77,11 @@ def _fill(info: MariaDBInfo, db: str, rows: int) -> None:
 
 def _pipeline(folder: Path, info: MariaDBInfo, db: str) -> Path:
     folder.mkdir(parents=True)
+    os.environ["ICETIDE_BENCH_SHOP_PASSWORD"] = info.cdc_password  # secrets: environment only
     (folder / "icetide-pipeline.yml").write_text(
         "name: bench_cdc\ncatalog: lake\ndatabase: bench_cdc\nsources:\n"
         f"  shop: {{type: mysql, host: {info.host}, port: {info.port}, user: {info.cdc_user}, "
-        f"password: '{info.cdc_password}', chunk_size: 20000, max_records: 250000}}\n")
+        "password_env: ICETIDE_BENCH_SHOP_PASSWORD, chunk_size: 20000, max_records: 250000}\n")
     (folder / "flows.py").write_text(FLOWS.format(db=db))
     return folder
 
@@ -90,13 +91,10 @@ def _run_once(spark: Any, settings: Settings, folder: Path) -> tuple[float, int,
     from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
 
-    run = PipelineRun(spark, settings, load_pipeline(folder))
-    try:
+    with PipelineRun(spark, settings, load_pipeline(folder)) as run:
         began = time.perf_counter()
         done = run.run_once()
         took = time.perf_counter() - began
-    finally:
-        run.close()
     results = [r for flow in done.values() for r in flow]
     return took, len(results), sum(r.rows for r in results)
 

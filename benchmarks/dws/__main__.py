@@ -88,13 +88,16 @@ def _run(spark: Any, settings: Settings, bs: str, a: argparse.Namespace) -> np.n
     from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
 
-    pipelines = [PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
-                             trigger_interval=a.trigger)]
-    for run in pipelines:
+    run = PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
+                      trigger_interval=a.trigger)
+    with run:
         run.run_once()  # create every table; warm-up
+        return _measure(spark, run, bs, a)
+
+
+def _measure(spark: Any, run: Any, bs: str, a: argparse.Namespace) -> np.ndarray:
     stop, probes_stop = threading.Event(), threading.Event()
-    threads = [threading.Thread(target=r.run_forever, args=(stop,), daemon=True)
-               for r in pipelines]
+    threads = [threading.Thread(target=run.run_forever, args=(stop,), daemon=True)]
     for t in threads:
         t.start()
     sent: dict[str, int] = {}

@@ -56,9 +56,9 @@ def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
                             bootstrap=bootstrap, max_records_per_trigger=max_records))
     spark = get_spark(settings)
     load_seed_dimensions(spark, settings.catalog.name)
-    run = PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
-                      only=["clickevent"])
-    return spark, run.compile(run.flows[0])
+    with PipelineRun(spark, settings, load_pipeline(ROOT / "examples" / "clickstream"),
+                     only=["clickevent"]) as run:
+        return spark, run.compile(run.flows[0])
 
 
 def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:

@@ -140,7 +140,6 @@ class LagProbes:
 
 def pipeline_sources(graph: PipelineGraph, settings: Settings) -> dict[str, Source]:
     """A pipeline's declared sources by key (they know their own bootstrap, credentials)."""
-    from icetide.sources.factory import build_source
+    from icetide.sources.registry import build_sources
 
-    built = [build_source(name, cfg, settings) for name, cfg in graph.spec.sources.items()]
-    return {src.key: src for src in built}
+    return {src.key: src for src in build_sources(graph, settings).values()}

@@ -33,18 +33,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from icetide.cdc.evolution import DropPolicy
+from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
 from icetide.errors import PositionLostError
-from icetide.flows.context import BatchContext
 from icetide.lake.sinks import MergeSink
 from icetide.model.source import BatchRange, Position, Source
-from icetide.sources.mysql.evolution import DropPolicy
-from icetide.sources.mysql.schema import TableSchema
 from icetide.tables.sql import quote_ident
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from icetide.flows.context import BatchContext
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ A :class:`CdcRef` is that object for a CDC source declared under ``sources:`` in
 ``table`` narrows the pipeline source to one upstream table (the flow follows only it
 and keeps its own position); ``include``/``exclude`` (regexes over ``db.table``) follow
 several tables in one flow, each into ``<into>.<table name>`` (see
-:mod:`icetide.engine.compile_cdc`).
+:mod:`icetide.engine.compile.cdc`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Before a batch's rows are merged, :func:`reconcile` compares the target's columns with
 the schema the rows were read with and applies the difference in place
-(:func:`~icetide.sources.mysql.evolution.diff_schemas`):
+(:func:`~icetide.cdc.evolution.diff_schemas`):
 
 * ``ADD COLUMN``   → ``ALTER TABLE .. ADD COLUMN`` (optional; old rows read null)
 * rename           → ``ALTER TABLE .. RENAME COLUMN`` (Iceberg field ids: data kept)
@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from icetide.sources.mysql.evolution import (
+from icetide.cdc.evolution import (
     AddColumn,
     DropColumn,
     DropPolicy,
@@ -40,9 +40,8 @@ from icetide.sources.mysql.evolution import (
     WidenColumn,
     compose_renames,
     diff_schemas,
-    parse_renames,
 )
-from icetide.sources.mysql.schema import TableSchema
+from icetide.cdc.schema import TableSchema
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified
 
@@ -80,7 +79,7 @@ def renames_of(table: str, info: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for record in info.get("ddl", []):
         if table in record.get("tables", []):
-            out = compose_renames(out, parse_renames(str(record.get("query", ""))))
+            out = compose_renames(out, dict(record.get("renames", {})))
     for action in info.get("schema_changes", {}).get(table, []):
         if action.get("op") == "rename":
             out = compose_renames(out, {str(action["old"]): str(action["new"])})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from icetide.cli.options import config_option, settings_from
+from icetide.cli.options import config_option, context_from
 
 
 @click.group()
@@ -23,11 +23,6 @@ def resnapshot(table: str, config_path: Path | None) -> None:
     Use it after the flow stopped because its binlog position was purged. Run it while
     the pipeline is stopped; the reset is one atomic commit on the flow's table.
     """
-    from icetide.cdc.reset import request_resnapshot
-    from icetide.runtime.session import get_spark
-
-    settings = settings_from(config_path)
-    ident = table if table.count(".") >= 2 else f"{settings.catalog.name}.{table}"
-    done = request_resnapshot(get_spark(settings), ident)
+    done = context_from(config_path).resnapshot(table)
     click.echo(f"flow {done.flow}: position of {done.source} reset (was {done.previous}); "
                f"the next `icetide run` empties and re-snapshots its tables")

@@ -42,7 +42,7 @@ def _run(settings: Settings, options: DemoOptions, stop: threading.Event,
         return run_demo(settings, options, stop, on_batch=_print_batch, progress=progress)
     from rich.console import Console
 
-    from icetide.devkit.demo.live import LiveStatus
+    from icetide.cli.live import LiveStatus
 
     console = Console()
     # the JVM writes to the terminal directly: only errors, so the live table stays intact

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from icetide.cli.options import conf_option, config_option, settings_from
+from icetide.cli.options import conf_option, config_option, context_from
 from icetide.pipelines.dryrun import DryRunReport
 
 
@@ -38,13 +38,7 @@ def dry_run(pipeline_dir: Path, fmt: str, conf: dict[str, str], config_path: Pat
     flow of the pipeline would create is not a problem; one that is neither in the
     pipeline nor in the catalog is. Exit code 1 when there is an error.
     """
-    from icetide.engine.analyzer import spark_dry_run
-    from icetide.pipelines import load_pipeline
-    from icetide.runtime.session import get_spark
-
-    settings = settings_from(config_path)
-    graph = load_pipeline(pipeline_dir, configuration=conf)
-    report = spark_dry_run(get_spark(settings), settings, graph)
+    report = context_from(config_path, pipeline_dir, conf).dry_run()
     click.echo(_as_json(report) if fmt == "json" else report.format())
     if not report.ok:
         sys.exit(1)

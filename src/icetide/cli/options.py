@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from icetide.app.context import Context
 from icetide.config import Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,6 +25,12 @@ def config_option(fn: F) -> F:
 def settings_from(config_path: Path | None) -> Settings:
     """Load settings for a command."""
     return load_settings(config_path)
+
+
+def context_from(config_path: Path | None, pipeline_dir: Path | None = None,
+                 conf: Mapping[str, str] | None = None) -> Context:
+    """The application context a command works on."""
+    return Context(settings_from(config_path), pipeline_dir, dict(conf or {}))
 
 
 def _parse_conf(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]

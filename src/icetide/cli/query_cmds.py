@@ -12,19 +12,16 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 import duckdb
 from rich.console import Console
 from rich.table import Table
 
-from icetide.cli.options import config_option, settings_from
-from icetide.config import Settings
+from icetide.app.context import Engine
+from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError
-from icetide.query import catalog_info
-from icetide.query.result import QueryResult
-from icetide.runtime.catalogs import pyiceberg_catalog
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "csv"])
@@ -99,17 +96,6 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
         Console().print(table)
 
 
-def _run(settings: Settings, query: str, engine: str, limit: int | None) -> QueryResult:
-    if engine == "duckdb":
-        from icetide.query.duckdb_path import run_duckdb
-
-        return run_duckdb(settings, query, limit)
-    from icetide.query.spark_sql import run_sql
-    from icetide.runtime.session import get_spark
-
-    return run_sql(get_spark(settings), query, limit)
-
-
 @click.command("sql")
 @click.argument("query")
 @format_option
@@ -128,7 +114,8 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
     Tables are named namespace.table (or catalog.namespace.table).
     """
     with cli_errors():
-        result = _run(settings_from(config_path), query, engine, limit or None)
+        result = context_from(config_path).sql(query, engine=cast(Engine, engine),
+                                               limit=limit or None)
     emit(result.columns, result.rows, fmt)
     if result.truncated:
         click.echo(f"(showing the first {limit} rows; use --limit 0 for all)", err=True)
@@ -140,7 +127,7 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
 def tables(fmt: str, config_path: Path | None) -> None:
     """List the catalog's tables: rows, snapshot count and last commit time (UTC)."""
     with cli_errors():
-        summaries = catalog_info.table_summaries(pyiceberg_catalog(settings_from(config_path)))
+        summaries = context_from(config_path).tables()
     columns = ["table", "rows", "snapshots", "last_commit", "format_version"]
     rows = [
         (s.name, s.rows, s.snapshots, s.last_commit, s.format_version) for s in summaries
@@ -189,8 +176,7 @@ def describe(table: str, fmt: str, snapshots: int, config_path: Path | None) -> 
     """Show TABLE: schema with Iceberg types, partition spec, identifier fields,
     properties and the latest snapshots with their summaries (incl. icetide.* keys)."""
     with cli_errors():
-        ident, loaded = catalog_info.load(pyiceberg_catalog(settings_from(config_path)), table)
-        info = catalog_info.describe(ident, loaded, snapshots)
+        info = context_from(config_path).describe(table, snapshots)
     if fmt == "json":
         click.echo(json.dumps(info, default=str, indent=2))
     else:

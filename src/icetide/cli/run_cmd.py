@@ -10,7 +10,7 @@ from types import FrameType
 
 import click
 
-from icetide.cli.options import conf_option, config_option, settings_from
+from icetide.cli.options import conf_option, config_option, context_from
 from icetide.flows.loop import BatchResult
 
 
@@ -43,30 +43,22 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     commits its rows and source positions in one Iceberg commit, so a restart (even
     after kill -9) resumes exactly where the last commit stopped.
     """
-    from icetide.engine.run import PipelineRun
-    from icetide.pipelines import load_pipeline
-    from icetide.runtime.session import get_spark
+    ctx = context_from(config_path, pipeline_dir, conf)
+    if once:
+        done = ctx.run(once=True, flows=flows, trigger_interval=trigger_interval,
+                       on_batch=_print_batch)
+        total = sum(r.rows for results in done.values() for r in results)
+        click.echo(f"done: {total} rows committed by {len(done)} flow(s)")
+        return
+    stop = threading.Event()
 
-    settings = settings_from(config_path)
-    graph = load_pipeline(pipeline_dir, configuration=conf)
-    pipeline = PipelineRun(get_spark(settings), settings, graph, only=flows,
-                           trigger_interval=trigger_interval)
-    try:
-        if once:
-            done = pipeline.run_once(on_batch=_print_batch)
-            total = sum(r.rows for results in done.values() for r in results)
-            click.echo(f"done: {total} rows committed by {len(done)} flow(s)")
-            return
-        stop = threading.Event()
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        click.echo("stopping after the current batch…", err=True)
+        stop.set()
 
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            click.echo("stopping after the current batch…", err=True)
-            stop.set()
-
-        signal.signal(signal.SIGINT, on_signal)
-        signal.signal(signal.SIGTERM, on_signal)
-        click.echo(f"running pipeline {graph.spec.name!r}: flows "
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    with ctx.pipeline_run(flows, trigger_interval) as pipeline:
+        click.echo(f"running pipeline {ctx.graph.spec.name!r}: flows "
                    f"{[f.name for f in pipeline.flows]} (Ctrl-C to stop)")
         pipeline.run_forever(stop, on_batch=_print_batch)
-    finally:
-        pipeline.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from icetide.cli.options import config_option, settings_from
+from icetide.cli.options import conf_option, config_option, context_from
 from icetide.cli.render import status_table
 
 
@@ -22,9 +22,10 @@ from icetide.cli.render import status_table
               help="Ask each source how far the committed position is behind.")
 @click.option("--check", is_flag=True,
               help="Exit with code 1 when a table misses its freshness target (monitoring).")
+@conf_option
 @config_option
 def status(pipeline_dir: Path | None, fmt: str, lag: bool, check: bool,
-           config_path: Path | None) -> None:
+           conf: dict[str, str], config_path: Path | None) -> None:
     """Show each table's last commit, data freshness vs its target, dead letters,
     expectation counts and source lag.
 
@@ -32,28 +33,7 @@ def status(pipeline_dir: Path | None, fmt: str, lag: bool, check: bool,
     With it: the pipeline's tables and their declared freshness targets. Reads table
     metadata only (no Spark, no data scan).
     """
-    from icetide.app.lag import LagProbes
-    from icetide.app.status import collect_status, pipeline_scope
-    from icetide.runtime.catalogs import pyiceberg_catalog
-
-    settings = settings_from(config_path)
-    catalog = pyiceberg_catalog(settings)
-    tables, targets, sources = None, None, {}
-    if pipeline_dir is not None:
-        from icetide.app.lag import pipeline_sources
-        from icetide.pipelines import load_pipeline
-
-        graph = load_pipeline(pipeline_dir)
-        tables, targets = pipeline_scope(graph)
-        sources = pipeline_sources(graph, settings)
-    probes = LagProbes(settings, catalog, sources) if lag else None
-    try:
-        rows = collect_status(catalog, tables, targets=targets, lag=probes)
-    finally:
-        if probes is not None:
-            probes.close()
-        for src in sources.values():
-            src.close()
+    rows = context_from(config_path, pipeline_dir, conf).status(lag=lag)
     if fmt == "json":
         click.echo(json.dumps([r.to_json() for r in rows], indent=2, default=str))
     else:

@@ -23,16 +23,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from icetide.config import Settings
+from icetide.engine.reads import read_source_hook
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
 from icetide.model.source import BatchRange, Source
 from icetide.pipelines.dryrun import DryRunReport, FlowAnalysis, dry_run
 from icetide.pipelines.graph import PipelineGraph, Problem
 from icetide.pipelines.names import where
-from icetide.pipelines.reader import set_reader
+from icetide.pipelines.reader import set_reader, set_source_reader
 from icetide.pipelines.schemas import compare_schemas, parse_ddl
 from icetide.pipelines.spec import FlowSpec, call_query
-from icetide.sources.factory import build_source
+from icetide.sources.registry import build_sources
 from icetide.tables.changelog import CHANGELOG_SUFFIX
 
 if TYPE_CHECKING:
@@ -80,9 +81,7 @@ class SparkFlowAnalyzer:
         self.spark = spark
         self.graph = graph
         self.catalog = graph.spec.catalog or settings.catalog.name
-        self.sources: dict[str, Source] = {
-            name: build_source(name, cfg, settings) for name, cfg in graph.spec.sources.items()
-        }
+        self.sources: dict[str, Source] = build_sources(graph, settings)
         self._done: dict[str, FlowAnalysis] = {}
         self._running: set[str] = set()
 
@@ -103,6 +102,7 @@ class SparkFlowAnalyzer:
                            dict.fromkeys(by_key, _EMPTY), self.graph.spec.configuration, aliases)
         read: list[str] = []
         previous = set_reader(lambda name, streaming: self._read(name, streaming, read))
+        previous_sources = set_source_reader(read_source_hook)
         self._running.add(flow.name)
         try:
             with bound(ctx):
@@ -112,6 +112,7 @@ class SparkFlowAnalyzer:
         finally:
             self._running.discard(flow.name)
             set_reader(previous)
+            set_source_reader(previous_sources)
         schema = {f.name: f.dataType.simpleString() for f in out.schema.fields}
         return FlowAnalysis(tuple(dict.fromkeys(read)), schema)
 

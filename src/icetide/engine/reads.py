@@ -1,13 +1,14 @@
 """Reading a flow's sources from inside its transform (user code calls these).
 
-``read_json`` is what ``icetide.sources.kafka.read`` does: this batch's range of a
-source, decoded with an explicit schema; rows that fail decoding or validation go to
-the flow's dead-letter table with the reason, never dropped and never fatal.
+``read_json`` is what ``icetide.sources.kafka.read`` does (through the source-read hook
+:func:`read_source_hook`, installed while flows run): this batch's range of a source,
+decoded with an explicit schema; rows that fail decoding or validation go to the flow's
+dead-letter table with the reason, never dropped and never fatal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from icetide.errors import PipelineError
@@ -54,3 +55,15 @@ def read_json(
     return valid.withColumnsRenamed(
         {"_topic": "_kafka_topic", "_partition": "_kafka_partition", "_offset": "_kafka_offset"}
     )
+
+
+def read_source_hook(source: str, options: Mapping[str, object]) -> DataFrame:
+    """The engine's :data:`icetide.pipelines.reader.SourceReader`."""
+    fmt = options.get("format")
+    if fmt != "json":
+        raise PipelineError(f"source {source!r}: unknown read format {fmt!r}; use 'json'")
+    schema, dead_letter = options["schema"], options["dead_letter"]
+    required = options.get("required", ())
+    assert isinstance(dead_letter, str) and isinstance(required, tuple)
+    return read_json(source, schema=schema, dead_letter=dead_letter,  # type: ignore[arg-type]
+                     required=required)

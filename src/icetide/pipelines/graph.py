@@ -128,6 +128,9 @@ class PipelineGraph:
     spec: PipelineSpec
     tables: Mapping[str, TableSpec] = field(default_factory=dict)
     flows: Mapping[str, FlowSpec] = field(default_factory=dict)
+    #: The pipeline's Python modules (``sys.modules`` names): the engine ships their
+    #: functions to executors by value, since executors cannot import them.
+    modules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))

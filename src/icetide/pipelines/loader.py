@@ -18,7 +18,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from glob import has_magic
 from pathlib import Path
-from types import ModuleType
 
 from icetide.errors import IcetideError, PipelineError
 from icetide.pipelines.graph import PipelineGraph
@@ -43,12 +42,13 @@ def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None,
     registry = GraphRegistry(database=spec.database, catalog=spec.catalog,
                              configuration=spec.configuration)
     load_id = next(_LOAD_IDS)
+    modules = tuple(_module_name(load_id, spec.root, file) for file in files)
     with registration_context(registry), _on_sys_path(spec.root):
-        for file in files:
-            _import_file(file, _module_name(load_id, spec.root, file))
+        for file, module in zip(files, modules, strict=True):
+            _import_file(file, module)
     registry.finish()
     tables = {name: apply_defaults(t, spec.defaults) for name, t in registry.tables.items()}
-    return PipelineGraph(spec=spec, tables=tables, flows=registry.flows)
+    return PipelineGraph(spec=spec, tables=tables, flows=registry.flows, modules=modules)
 
 
 def library_files(spec: PipelineSpec) -> list[Path]:
@@ -120,17 +120,6 @@ def _import_file(file: Path, module_name: str) -> None:
             f"{file}: importing it failed: {type(exc).__name__}: {exc} (fix the file; "
             "declarations must not need Spark at import time)"
         ) from exc
-    _pickle_by_value(module)
-
-
-def _pickle_by_value(module: ModuleType) -> None:
-    """Functions of a pipeline file must travel to executors by value: their module is
-    not importable there. PySpark's cloudpickle is told so (when pyspark is installed)."""
-    try:
-        from pyspark import cloudpickle
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        return
-    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 @contextmanager

@@ -10,7 +10,7 @@ worker threads.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from icetide.errors import PipelineError
@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 Reader = Callable[[str, bool], "DataFrame"]
 
 _reader: Reader | None = None
+
+#: The run-time hook behind source reads such as ``kafka.read``:
+#: ``(source name, options) -> DataFrame`` (the engine installs it while flows run).
+SourceReader = Callable[[str, Mapping[str, object]], "DataFrame"]
+
+_source_reader: SourceReader | None = None
 
 
 def set_reader(reader: Reader | None) -> Reader | None:
@@ -60,3 +66,21 @@ def read(name: str) -> DataFrame:
 def read_stream(name: str) -> DataFrame:
     """Dataset ``name`` as an incremental (streaming) input, inside a query function."""
     return _read(name, streaming=True)
+
+
+def set_source_reader(reader: SourceReader | None) -> SourceReader | None:
+    """Install the run-time hook behind :func:`read_source`; returns the previous one."""
+    global _source_reader
+    previous, _source_reader = _source_reader, reader
+    return previous
+
+
+def read_source(source: str, **options: object) -> DataFrame:
+    """This batch's rows of pipeline source ``source`` (e.g. ``kafka.read`` → ``format="json"``)."""
+    reader = _source_reader
+    if reader is None:
+        raise PipelineError(
+            f"reading source {source!r} needs a running flow: call it inside a query function "
+            "(the body of a @dp.table function), which `icetide run` executes per micro-batch"
+        )
+    return reader(source, options)

@@ -5,7 +5,7 @@ contents. Its position is ``{"catalog.db.table": snapshot_id, ...}`` — the inp
 snapshots the stored result was computed from. ``plan`` compares that with the inputs'
 current snapshot ids: nothing changed → ``None`` (no refresh); anything changed → one
 batch ``[committed ids, current ids)``. The refresh reads every input *at the planned
-snapshot id* (see :mod:`icetide.engine.compile_refresh`), so a replay of the same range
+snapshot id* (see :mod:`icetide.engine.compile.refresh`), so a replay of the same range
 computes the same result, and the overwrite commit carries the new ids as its marker.
 
 ``min_interval`` throttles refreshes in continuous mode (a schedule): after a refresh

@@ -16,9 +16,9 @@ from rich.console import Console
 
 from icetide.app.lag import LagProbes, pipeline_sources
 from icetide.app.status import collect_status, pipeline_scope
+from icetide.cli.live import LiveStatus
 from icetide.cli.status_cmd import status
 from icetide.config import Settings
-from icetide.devkit.demo.live import LiveStatus
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,10 @@ def unique(prefix: str) -> str:
 
 def source_yaml(info: MariaDBInfo, chunk_size: int = 1000, max_records: int = 5000,
                 extra: str = "") -> str:
+    env = f"ICETIDE_TEST_SHOP_PASSWORD_{info.port}"  # secrets only from the environment
+    os.environ[env] = info.cdc_password
     return (f"  shop: {{type: mysql, host: {info.host}, port: {info.port}, "
-            f"user: {info.cdc_user}, password: '{info.cdc_password}', "
+            f"user: {info.cdc_user}, password_env: {env}, "
             f"chunk_size: {chunk_size}, max_records: {max_records}{extra}}}\n")
 
 

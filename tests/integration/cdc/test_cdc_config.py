@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from icetide.cdc.apply import is_resnapshot, resnapshot_position
+from icetide.cdc.evolution import AddColumn, DropColumn, RenameColumn, WidenColumn
 from icetide.cdc.refs import CdcRef, binlog
 from icetide.cdc.schema_sync import action_sql, renames_of
 from icetide.config import Settings
 from icetide.errors import ConfigError, PipelineError, SourceError
 from icetide.sources.debezium.source import DebeziumConfig, columns_from, envelope_schema
-from icetide.sources.factory import build_source
 from icetide.sources.mysql import binlog as mysql_binlog
 from icetide.sources.mysql.declared import MySqlDeclaration
-from icetide.sources.mysql.evolution import AddColumn, DropColumn, RenameColumn, WidenColumn
 from icetide.sources.mysql.source import MySqlSource
+from icetide.sources.registry import build_source
 
 
 def test_refs() -> None:
@@ -47,6 +47,9 @@ def test_mysql_source_config(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(no_password, MySqlDeclaration)  # fine until a CDC flow follows it
     with pytest.raises(SourceError, match="NOPE"):
         no_password.follow("db.t", (r"db\.t",), ())
+    with pytest.raises(PipelineError, match=r"'password' must not be written.*password_env"):
+        build_source("shop", {"type": "mysql", "host": "h", "user": "u", "password": "pw"},
+                     settings)
     with pytest.raises(PipelineError, match="drop_policy"):
         build_source("shop", {"type": "mysql", "host": "h", "user": "u",
                               "drop_policy": "maybe"}, settings)
@@ -75,7 +78,8 @@ def test_schema_ddl() -> None:
     assert action_sql(t, WidenColumn("n", "int", "bigint")) == [
         "ALTER TABLE `lake`.`db`.`t` ALTER COLUMN `n` TYPE bigint"]
     assert action_sql(t, DropColumn("x", "keep")) == []
-    info = {"ddl": [{"tables": ["s.t"], "query": "ALTER TABLE t RENAME COLUMN a TO b"}],
+    info = {"ddl": [{"tables": ["s.t"], "query": "ALTER TABLE t RENAME COLUMN a TO b",
+                     "renames": {"a": "b"}}],  # the source parsed its DDL
             "schema_changes": {"s.t": [{"op": "rename", "old": "b", "new": "c"}]}}
     assert renames_of("s.t", info) == {"a": "c"}
 

@@ -22,14 +22,6 @@ PRODUCT_COLS = ["productId", "name", "description", "product_price", "update_tim
 MEMBER_COLS = ["userid", "name", "show_params", "memberLevel", "update_time"]
 
 
-def _run(spark: SparkSession, settings: Settings, folder: Path) -> None:
-    run = PipelineRun(spark, settings, load_pipeline(folder))
-    try:
-        run.run_once()
-    finally:
-        run.close()
-
-
 def _sql(info: MariaDBInfo, *statements: str) -> None:
     conn = info.connect()
     with conn.cursor() as cur:
@@ -47,7 +39,8 @@ def test_seed_tables_land_with_types_and_follow_changes(
     conn.close()
     folder = write_pipeline(tmp_path / "p", mariadb, lake_db,
                             dims_flows(db, lake_db, ", table_properties={'format-version': '3'}"))
-    _run(spark, icetide_settings, folder)
+    with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+        run.run_once()
     products, members = f"lake.{lake_db}.products", f"lake.{lake_db}.user_member"
     types = {f.name: f.dataType.simpleString() for f in spark.table(products).schema.fields}
     assert types["product_price"] == "decimal(10,4)" and types["update_time"] == "timestamp"
@@ -65,7 +58,8 @@ def test_seed_tables_land_with_types_and_follow_changes(
     _sql(mariadb, f"UPDATE `{db}`.user_member SET memberLevel = 2 WHERE userid = '555655'",
          f"DELETE FROM `{db}`.products WHERE productId = '2'",
          f"INSERT INTO `{db}`.products VALUES ('99', 'new', 'd', 1.2345, NOW())")
-    _run(spark, icetide_settings, folder)
+    with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+        run.run_once()
     assert lake_rows(spark, products, PRODUCT_COLS) == mysql_rows(
         mariadb, f"{db}.products", PRODUCT_COLS)
     level = spark.table(members).where("userid = '555655'").collect()[0]["memberLevel"]

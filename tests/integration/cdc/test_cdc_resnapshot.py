@@ -39,14 +39,6 @@ def _purge_all_but_current(conn: Any) -> None:
             time.sleep(0.2)
 
 
-def _run(spark: SparkSession, settings: Settings, folder: Path) -> None:
-    run = PipelineRun(spark, settings, load_pipeline(folder))
-    try:
-        run.run_once()
-    finally:
-        run.close()
-
-
 def test_purged_binlog_then_resnapshot(spark: SparkSession, icetide_settings: Settings,
                                        tmp_path: Path) -> None:
     with EmbeddedMariaDB(tmp_path / "purge") as info:
@@ -54,7 +46,8 @@ def test_purged_binlog_then_resnapshot(spark: SparkSession, icetide_settings: Se
         conn = info.connect()
         seed_shop(conn, db)
         folder = write_pipeline(tmp_path / "p", info, lake_db, dims_flows(db, lake_db))
-        _run(spark, icetide_settings, folder)
+        with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+            run.run_once()
         products, members = f"lake.{lake_db}.products", f"lake.{lake_db}.user_member"
         marker = commit.last_marker(spark, products, f"{lake_db}.products")
         assert marker is not None
@@ -67,8 +60,9 @@ def test_purged_binlog_then_resnapshot(spark: SparkSession, icetide_settings: Se
             cur.execute("FLUSH BINARY LOGS")
         _purge_all_but_current(conn)
 
-        with pytest.raises(PositionLostError) as lost:
-            _run(spark, icetide_settings, folder)
+        with (pytest.raises(PositionLostError) as lost,
+              PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run):
+            run.run_once()
         message = str(lost.value)
         assert f"{stored['file']}:{stored['pos']}" in message
         assert "icetide cdc resnapshot" in message and lake_db in message
@@ -79,7 +73,8 @@ def test_purged_binlog_then_resnapshot(spark: SparkSession, icetide_settings: Se
             done = request_resnapshot(spark, table)
             assert isinstance(done.previous, dict) and done.previous["phase"] == "binlog"
         assert done.anchor == members
-        _run(spark, icetide_settings, folder)
+        with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+            run.run_once()
         assert lake_rows(spark, products, PRODUCT_COLS) == mysql_rows(
             info, f"{db}.products", PRODUCT_COLS)
         assert lake_rows(spark, members, MEMBER_COLS) == mysql_rows(

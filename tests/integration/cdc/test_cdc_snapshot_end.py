@@ -38,14 +38,6 @@ dp.create_auto_cdc_flow(target="{lake_db}.items", source=mysql.binlog("shop", ta
 '''
 
 
-def _run(spark: SparkSession, settings: Settings, folder: Path) -> None:
-    run = PipelineRun(spark, settings, load_pipeline(folder))
-    try:
-        run.run_once()
-    finally:
-        run.close()
-
-
 @pytest.mark.parametrize("rows", [10, 0])
 def test_binlog_follows_a_snapshot_ending_on_a_batch_boundary(
         mariadb: MariaDBInfo, spark: SparkSession, icetide_settings: Settings,
@@ -60,7 +52,8 @@ def test_binlog_follows_a_snapshot_ending_on_a_batch_boundary(
                             FLOWS.format(lake_db=lake_db, table=table),
                             chunk_size=5, max_records=5)
     ident = f"lake.{lake_db}.items"
-    _run(spark, icetide_settings, folder)
+    with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+        run.run_once()
     marker = commit.last_marker(spark, ident, f"{lake_db}.items")
     assert marker is not None and next(iter(marker.end.values()))["phase"] == "binlog"
 
@@ -69,5 +62,6 @@ def test_binlog_follows_a_snapshot_ending_on_a_batch_boundary(
         cur.execute(f"UPDATE `{db}`.items SET qty = qty + 100 WHERE id <= 3")
         cur.execute(f"INSERT INTO `{db}`.items VALUES (99, 'new', 1, 2.5, NOW(), 'n')")
     conn.close()
-    _run(spark, icetide_settings, folder)
+    with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+        run.run_once()
     assert lake_rows(spark, ident, ITEMS_COLS) == mysql_rows(mariadb, table, ITEMS_COLS)

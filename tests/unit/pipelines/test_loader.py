@@ -3,7 +3,6 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -165,24 +164,6 @@ def test_dangling_expectation_fails_the_load(tmp_path: Path) -> None:
                                  "@dp.expect('e', 'x > 0')\ndef f(): ...\n"})
     with pytest.raises(PipelineError, match="belong to no table"):
         load_pipeline(tmp_path)
-
-
-def test_loaded_functions_pickle_by_value(tmp_path: Path) -> None:
-    import pyspark.cloudpickle
-
-    cloudpickle: Any = pyspark.cloudpickle
-
-    graph = load_pipeline(_seed(tmp_path))
-    func = graph.flows["ods_behavior.clickevent"].query
-    assert func is not None
-    payload = cloudpickle.dumps(func)
-    module_name = func.__module__
-    saved = sys.modules.pop(module_name)
-    try:  # an executor cannot import the pipeline module: unpickling must not need it
-        clone = cloudpickle.loads(payload)
-    finally:
-        sys.modules[module_name] = saved
-    assert clone.__name__ == "clickevent"
 
 
 def test_loading_twice_gives_independent_graphs(tmp_path: Path) -> None:

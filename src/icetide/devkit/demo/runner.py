@@ -224,9 +224,8 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
         spark = _spark(run_settings)
         if options.spark_log_level:
             spark.sparkContext.setLogLevel(options.spark_log_level)
-        pipeline = PipelineRun(spark, run_settings, graph,
-                               trigger_interval=options.trigger_interval)
-        stack.callback(pipeline.close)
+        pipeline = stack.enter_context(PipelineRun(spark, run_settings, graph,
+                                                   trigger_interval=options.trigger_interval))
         run = _DemoRun(pipeline, broker.bootstrap, shop, options, progress)
         report = run.run(stop, on_batch)
     return report

@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
 from icetide.model.source import BatchRange, Position, Source
-from icetide.sources.mysql.schema import Column, TableSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn

@@ -16,11 +16,12 @@ Modules, by concern:
 """
 
 from icetide.cdc import refs as _cdc_ref
+from icetide.cdc.schema import TableSchema
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, DdlRecord, SchemaChange
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, to_rows
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.position import BinlogPosition, CdcPosition
-from icetide.sources.mysql.schema import TableSchema, read_schema
+from icetide.sources.mysql.schema import read_schema
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 from icetide.sources.mysql.types import TypeOptions, spark_type
 

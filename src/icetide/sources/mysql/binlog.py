@@ -52,11 +52,11 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
+from icetide.cdc.schema import TableSchema
 from icetide.errors import PositionLostError, SourceError
 from icetide.sources.mysql.changes import Change, Op
-from icetide.sources.mysql.evolution import DdlKind, classify_ddl
+from icetide.sources.mysql.ddl import DdlKind, classify_ddl
 from icetide.sources.mysql.position import BinlogPosition, merge_gtid, sequence
-from icetide.sources.mysql.schema import TableSchema
 from icetide.sources.mysql.snapshot import binary_logs, is_mariadb
 from icetide.sources.mysql.tablemap import (
     SchemaBook,

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from icetide.cdc.schema import TableSchema
 from icetide.errors import SchemaChangeError
-from icetide.sources.mysql.schema import TableSchema
+from icetide.sources.mysql.schema import converters_of
 
 Op = Literal["r", "c", "u", "d"]
 META_COLUMNS = (("_op", "string"), ("_pos", "decimal(38,0)"), ("_ts", "timestamp"))
@@ -92,7 +93,7 @@ def to_rows(changes: Iterable[Change], schema: TableSchema) -> list[tuple[Any, .
     Columns missing from a binlog row (added later) are null; unknown columns raise
     :class:`SchemaChangeError`.
     """
-    pairs = list(zip(schema.converters(), schema.names, strict=True))
+    pairs = list(zip(converters_of(schema), schema.names, strict=True))
     expected = set(schema.names)
     stamps: dict[int, dt.datetime] = {}
     out = []
@@ -112,6 +113,6 @@ def snapshot_rows(
 ) -> list[tuple[Any, ...]]:
     """Snapshot rows (tuples in column order) as Spark-ready ``r`` rows stamped with the
     sequence and time of the view they were read from (same shape as :func:`to_rows`)."""
-    convert = schema.converters()
+    convert = converters_of(schema)
     meta = ("r", Decimal(seq), dt.datetime.fromtimestamp(ts, dt.UTC))
     return [(*(f(v) for f, v in zip(convert, r, strict=True)), *meta) for r in rows]

@@ -1,27 +1,19 @@
 """Table schemas of followed MySQL tables, read from ``information_schema``.
 
-A :class:`TableSchema` is the source's view of one table: its columns in ordinal order
-with the MySQL ``COLUMN_TYPE``, the mapped Spark type and nullability, and the primary
-key. It is read when the source starts and re-read when the binlog shows DDL on the
-table; :mod:`icetide.sources.mysql.evolution` diffs two of them.
+The schema (:class:`icetide.cdc.schema.TableSchema`) is read when the source starts and
+re-read when the binlog shows DDL on the table; :mod:`icetide.cdc.evolution` diffs two.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
 from icetide.sources.mysql.filters import SYSTEM_SCHEMAS, TableFilter, qualify
-from icetide.sources.mysql.types import (
-    DEFAULT_TYPES,
-    Converter,
-    TypeOptions,
-    converter,
-    spark_type,
-)
+from icetide.sources.mysql.types import DEFAULT_TYPES, Converter, TypeOptions, converter, spark_type
 
 log = logging.getLogger(__name__)
 
@@ -37,49 +29,9 @@ def quote_table(qualified: str) -> str:
     return f"{quote(db)}.{quote(table)}"
 
 
-@dataclass(frozen=True)
-class Column:
-    """One column: name, MySQL type, Spark type, nullability."""
-
-    name: str
-    column_type: str
-    spark_type: str
-    nullable: bool = True
-
-    def to_json(self) -> list[Any]:
-        return [self.name, self.spark_type, self.nullable, self.column_type]
-
-
-@dataclass(frozen=True)
-class TableSchema:
-    """Columns (ordinal order) and primary key of ``db.table``."""
-
-    db: str
-    table: str
-    columns: tuple[Column, ...]
-    primary_key: tuple[str, ...]
-
-    @property
-    def qualified(self) -> str:
-        return qualify(self.db, self.table)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
-
-    def column(self, name: str) -> Column:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise SourceError(f"table {self.qualified} has no column {name!r}; it has {self.names}")
-
-    def converters(self) -> list[Converter]:
-        """Value converters in column order (see :func:`types.converter`)."""
-        return [converter(c.column_type, c.spark_type) for c in self.columns]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"table": self.qualified, "primary_key": list(self.primary_key),
-                "columns": [c.to_json() for c in self.columns]}
+def converters_of(schema: TableSchema) -> list[Converter]:
+    """Value converters in column order (see :func:`types.converter`)."""
+    return [converter(c.column_type, c.spark_type) for c in schema.columns]
 
 
 def build_schema(

@@ -36,9 +36,10 @@ from typing import Any, Literal
 
 import pymysql
 
+from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError
 from icetide.sources.mysql.position import BinlogPosition
-from icetide.sources.mysql.schema import TableSchema, quote, quote_table
+from icetide.sources.mysql.schema import quote, quote_table
 
 log = logging.getLogger(__name__)
 

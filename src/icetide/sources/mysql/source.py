@@ -17,7 +17,7 @@ Contract for the flow loop, per batch:
    :class:`~icetide.errors.SchemaChangeError` from ``plan`` and the flow stops there.
 2. ``info["adopted"]`` lists tables whose schema the source learned from the binlog
    after a restart; compare those targets with :meth:`MySqlSource.batch_schemas` (e.g.
-   with :func:`~icetide.sources.mysql.evolution.diff_schemas`).
+   with :func:`~icetide.cdc.evolution.diff_schemas`).
 3. One source may follow several tables; a batch's ``end`` covers all of them, so the
    targets of one source should be committed together or each keep its own position.
 
@@ -37,13 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
+from icetide.cdc.evolution import DropPolicy
+from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError
 from icetide.model.source import BatchRange, Position, Source
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
-from icetide.sources.mysql.evolution import (
-    DropPolicy,
-)
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.position import (
     CdcPosition,
@@ -52,7 +51,7 @@ from icetide.sources.mysql.position import (
     encode_key,
     sequence,
 )
-from icetide.sources.mysql.schema import TableSchema, list_tables
+from icetide.sources.mysql.schema import list_tables
 from icetide.sources.mysql.snapshot import (
     Method,
     SnapshotView,

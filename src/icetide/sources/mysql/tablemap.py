@@ -20,8 +20,8 @@ from typing import Any
 
 from pymysqlreplication.constants import FIELD_TYPE
 
+from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
-from icetide.sources.mysql.schema import Column, TableSchema
 from icetide.sources.mysql.types import DEFAULT_TYPES, TypeOptions, parse_column_type, spark_type
 
 _INTS = {FIELD_TYPE.TINY: "tinyint", FIELD_TYPE.SHORT: "smallint",

@@ -23,17 +23,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from icetide.cdc.evolution import DropPolicy, action_to_json, compose_renames, diff_schemas
+from icetide.cdc.schema import TableSchema
 from icetide.errors import SchemaChangeError, SourceError
 from icetide.sources.mysql.binlog import BinlogBatch, DdlRecord, SchemaChange
-from icetide.sources.mysql.evolution import (
-    DropPolicy,
-    action_to_json,
-    compose_renames,
-    diff_schemas,
-    parse_renames,
-)
+from icetide.sources.mysql.ddl import parse_renames
 from icetide.sources.mysql.filters import split_name
-from icetide.sources.mysql.schema import TableSchema, read_schema
+from icetide.sources.mysql.schema import read_schema
 from icetide.sources.mysql.tablemap import SchemaBook
 from icetide.sources.mysql.types import TypeOptions
 
@@ -93,8 +89,8 @@ class SchemaTracker:
         if adopted:
             info["adopted"] = adopted
         if batch.ddl:
-            info["ddl"] = [{"kind": r.kind, "query": r.query, "tables": list(r.tables)}
-                           for r in batch.ddl]
+            info["ddl"] = [{"kind": r.kind, "query": r.query, "tables": list(r.tables),
+                            "renames": parse_renames(r.query)} for r in batch.ddl]
         return info
 
     @staticmethod

@@ -43,12 +43,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from icetide.cdc.types import decimal_parts
 from icetide.errors import SourceError
 
 Converter = Callable[[Any], Any]
 
 _TYPE_RE = re.compile(r"^\s*([a-z0-9 ]+?)\s*(?:\((.*)\))?\s*((?:unsigned|signed|zerofill|\s)*)$")
-_DECIMAL_RE = re.compile(r"^decimal\((\d+),(\d+)\)$")
 _INTS = {"tinyint", "smallint", "mediumint", "int", "integer"}
 _STRINGS = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"}
 _BINARIES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
@@ -128,23 +128,6 @@ def spark_type(column_type: str, options: TypeOptions = DEFAULT_TYPES) -> str:
         f"MySQL column type {column_type!r} is not supported by the CDC source; "
         "exclude the table (exclude pattern) or change the column to a supported type"
     )
-
-
-# --- widening ---------------------------------------------------------------------------
-
-def decimal_parts(spark: str) -> tuple[int, int] | None:
-    """``decimal(10,4)`` → ``(10, 4)``; other types → None."""
-    m = _DECIMAL_RE.match(spark.replace(" ", ""))
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def is_widening(old: str, new: str) -> bool:
-    """Whether Iceberg can promote ``old`` to ``new`` in place (int→bigint, float→double,
-    decimal(p,s)→decimal(p',s) with p' > p)."""
-    if (old, new) in {("int", "bigint"), ("float", "double")}:
-        return True
-    a, b = decimal_parts(old), decimal_parts(new)
-    return a is not None and b is not None and a[1] == b[1] and b[0] > a[0]
 
 
 # --- value converters -------------------------------------------------------------------

@@ -6,9 +6,10 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from icetide.cdc.schema import TableSchema
 from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.model.source import Position
-from icetide.sources.mysql.schema import TableSchema, quote, quote_table
+from icetide.sources.mysql.schema import quote, quote_table
 from icetide.sources.mysql.source import MySqlSource
 
 ITEMS = (

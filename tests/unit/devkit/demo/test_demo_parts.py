@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from icetide.cli.live import LiveStatus
 from icetide.cli.main import cli
 from icetide.config import Settings
 from icetide.devkit.demo import runner, shop
-from icetide.devkit.demo.live import LiveStatus
 from icetide.devkit.demo.report import BatchCounter, DemoProgress, DemoReport, LakeCounts
 from icetide.devkit.demo.runner import DemoOptions, Generators
 from icetide.devkit.embedded.mariadb import MariaDBInfo

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icetide.errors import SchemaChangeError
-from icetide.sources.mysql.evolution import (
+from icetide.cdc.evolution import (
     AddColumn,
     DropColumn,
     DropPolicy,
@@ -14,11 +13,12 @@ from icetide.sources.mysql.evolution import (
     RenameColumn,
     WidenColumn,
     action_to_json,
-    classify_ddl,
     diff_schemas,
-    parse_renames,
 )
-from icetide.sources.mysql.schema import TableSchema, build_schema
+from icetide.cdc.schema import TableSchema
+from icetide.errors import SchemaChangeError
+from icetide.sources.mysql.ddl import classify_ddl, parse_renames
+from icetide.sources.mysql.schema import build_schema
 
 T = "user_db.user_member"
 BASE = [("userid", "varchar(10)", "NO"), ("name", "varchar(255)", "NO"),

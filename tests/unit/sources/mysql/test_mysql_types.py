@@ -7,12 +7,12 @@ from decimal import Decimal
 
 import pytest
 
+from icetide.cdc.types import is_widening
 from icetide.errors import SourceError
 from icetide.sources.mysql.types import (
     TypeOptions,
     converter,
     format_time,
-    is_widening,
     parse_column_type,
     spark_type,
 )

@@ -1,10 +1,11 @@
-"""Schema evolution of followed tables (pure): classify DDL, diff two schemas.
+"""Schema evolution of followed tables (pure): diff two table schemas into actions.
 
 Supported, turned into :data:`EvolutionAction` values for the target table:
 
 * ``ADD COLUMN``                       → :class:`AddColumn` (always optional in Iceberg)
-* ``RENAME COLUMN a TO b`` / ``CHANGE a b``  → :class:`RenameColumn` (from the DDL text:
-  a diff alone cannot tell a rename from drop + add, so without the DDL it is drop + add)
+* a rename the source reports (MySQL: ``RENAME COLUMN a TO b`` / ``CHANGE a b`` in the DDL
+  text) → :class:`RenameColumn`; a diff alone cannot tell a rename from drop + add, so
+  without one it is drop + add
 * widening (INT→BIGINT, FLOAT→DOUBLE, DECIMAL(p,s)→DECIMAL(p',s), p' > p)
                                        → :class:`WidenColumn`; changes that keep the Spark
   type (VARCHAR(10)→VARCHAR(50), TEXT→LONGTEXT) need no action
@@ -20,16 +21,14 @@ the column and the remedy (``icetide cdc resnapshot TABLE``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal, Protocol
 
+from icetide.cdc.types import is_widening
 from icetide.errors import SchemaChangeError
-from icetide.sources.mysql.types import is_widening
 
 DropPolicy = Literal["keep", "drop", "fail"]
-DdlKind = Literal["alter", "create", "drop", "rename", "truncate", "other"]
 
 
 class ColumnLike(Protocol):
@@ -88,75 +87,6 @@ def action_to_json(action: EvolutionAction) -> dict[str, object]:
 
 def _remedy(table: str) -> str:
     return f"re-snapshot the table with `icetide cdc resnapshot {table}`"
-
-
-# --- DDL text ---------------------------------------------------------------------------
-
-_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
-_NAME = rf"({_IDENT})(?:\s*\.\s*({_IDENT}))?"
-_COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*|#[^\n]*", re.S)
-_DDL = [
-    ("alter", re.compile(rf"^ALTER\s+(?:ONLINE\s+|IGNORE\s+)*TABLE\s+(?:IF\s+EXISTS\s+)?{_NAME}",
-                         re.I)),
-    ("create", re.compile(rf"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?TABLE\s+"
-                          rf"(?:IF\s+NOT\s+EXISTS\s+)?{_NAME}", re.I)),
-    ("drop", re.compile(rf"^DROP\s+(?:TEMPORARY\s+)?TABLES?\s+(?:IF\s+EXISTS\s+)?{_NAME}", re.I)),
-    ("rename", re.compile(rf"^RENAME\s+TABLES?\s+{_NAME}", re.I)),
-    ("truncate", re.compile(rf"^TRUNCATE\s+(?:TABLE\s+)?{_NAME}", re.I)),
-]
-_RENAME_COL = re.compile(rf"RENAME\s+COLUMN\s+({_IDENT})\s+TO\s+({_IDENT})", re.I)
-_CHANGE_COL = re.compile(rf"CHANGE\s+(?:COLUMN\s+)?(?:IF\s+EXISTS\s+)?({_IDENT})\s+({_IDENT})",
-                         re.I)
-
-
-def unquote(identifier: str) -> str:
-    """```a``b``` → ``a`b``; bare names unchanged."""
-    if identifier.startswith("`") and identifier.endswith("`"):
-        return identifier[1:-1].replace("``", "`")
-    return identifier
-
-
-def strip_comments(sql: str) -> str:
-    return _COMMENT.sub(" ", sql).strip()
-
-
-def classify_ddl(query: str, default_db: str) -> tuple[DdlKind, list[str]]:
-    """The kind of a DDL statement and the qualified tables it names first.
-
-    Only the first table of multi-table DROP/RENAME is returned by the regex; the
-    caller treats any hit on a followed table as fatal for those kinds anyway.
-    """
-    sql = strip_comments(query)
-    for kind, pattern in _DDL:
-        m = pattern.match(sql)
-        if m:
-            first, second = unquote(m.group(1)), m.group(2)
-            name = f"{first}.{unquote(second)}" if second else f"{default_db}.{first}"
-            names = [name]
-            if kind in ("drop", "rename", "truncate"):
-                names += _other_tables(sql[m.end():], default_db)
-            return kind, names  # type: ignore[return-value]
-    return "other", []
-
-
-def _other_tables(rest: str, default_db: str) -> list[str]:
-    names = []
-    for m in re.finditer(rf"(?:,|\bTO\b)\s*{_NAME}", rest, re.I):
-        first, second = unquote(m.group(1)), m.group(2)
-        names.append(f"{first}.{unquote(second)}" if second else f"{default_db}.{first}")
-    return names
-
-
-def parse_renames(query: str) -> dict[str, str]:
-    """Column renames in an ALTER TABLE: ``{old: new}`` (RENAME COLUMN and CHANGE)."""
-    sql = strip_comments(query)
-    out: dict[str, str] = {}
-    for pattern in (_RENAME_COL, _CHANGE_COL):
-        for m in pattern.finditer(sql):
-            old, new = unquote(m.group(1)), unquote(m.group(2))
-            if old != new:
-                out[old] = new
-    return out
 
 
 def compose_renames(first: Mapping[str, str], then: Mapping[str, str]) -> dict[str, str]:

@@ -35,13 +35,14 @@ from icetide.cdc.apply import (
     TableSource,
 )
 from icetide.cdc.refs import CdcRef
+from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import META_COLUMNS, SEQUENCE_COLUMN
+from icetide.engine.compile.context import CompileContext
 from icetide.engine.targets import OP_COLUMN, ensure_table
 from icetide.errors import PipelineError
 from icetide.flows.loop import Flow
 from icetide.lake.sinks import MergeSink
 from icetide.pipelines.spec import FlowSpec, TableSpec
-from icetide.sources.mysql.schema import TableSchema
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.merge_engines import deduplicate
 from icetide.tables.sql import quote_qualified, sql_string
@@ -49,7 +50,6 @@ from icetide.tables.sql import quote_qualified, sql_string
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from icetide.engine.run import PipelineRun
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +69,15 @@ def _ref(spec: FlowSpec) -> CdcRef:
     return spec.cdc.source
 
 
-def _narrowed(run: PipelineRun, spec: FlowSpec, ref: CdcRef) -> TableSource:
+def _narrowed(ctx: CompileContext, spec: FlowSpec, ref: CdcRef) -> TableSource:
     from icetide.sources.debezium.source import DebeziumSource
     from icetide.sources.mysql.declared import MySqlDeclaration
 
-    base = run.sources.get(ref.source)
+    base = ctx.sources.get(ref.source)
     if isinstance(base, DebeziumSource):
         return base  # one topic = one table
     if not isinstance(base, MySqlDeclaration):
-        kinds = {n: type(s).__name__ for n, s in run.sources.items()}
+        kinds = {n: type(s).__name__ for n, s in ctx.sources.items()}
         raise PipelineError(
             f"flow {spec.name!r} reads CDC source {ref.source!r}, but the pipeline's sources "
             f"are {kinds}: declare `{ref.source}: {{type: mysql, host: ..., user: ...}}` "
@@ -86,22 +86,22 @@ def _narrowed(run: PipelineRun, spec: FlowSpec, ref: CdcRef) -> TableSource:
     return base.follow(ref.table or spec.name, include, exclude)
 
 
-def _target_name(run: PipelineRun, spec: FlowSpec, ref: CdcRef, table: str) -> str | None:
+def _target_name(ctx: CompileContext, spec: FlowSpec, ref: CdcRef, table: str) -> str | None:
     if ref.table is not None:
-        return run.qualify(spec.target) if table == ref.table else None
+        return ctx.qualify(spec.target) if table == ref.table else None
     if not ref.include and ref.into is None:  # a one-table source (a Debezium topic)
-        return run.qualify(spec.target)
+        return ctx.qualify(spec.target)
     if ref.into is None:
         raise PipelineError(
             f"flow {spec.name!r}: include patterns need into='<database>' naming where the "
             "matched tables land, e.g. mysql.binlog('shop', include=[...], into='dim_db')")
-    return run.qualify(f"{ref.into}.{table.split('.', 1)[1]}")
+    return ctx.qualify(f"{ref.into}.{table.split('.', 1)[1]}")
 
 
-def _table_spec(run: PipelineRun, spec: FlowSpec, ident: str, schema: TableSchema) -> TableSpec:
-    anchor = run.graph.table(spec.target)
+def _table_spec(ctx: CompileContext, spec: FlowSpec, ident: str, schema: TableSchema) -> TableSpec:
+    anchor = ctx.graph.table(spec.target)
     name = ident.split(".", 1)[1]
-    declared = run.graph.tables.get(name)
+    declared = ctx.graph.tables.get(name)
     base = declared or dataclasses.replace(  # the anchor's properties, its own key
         anchor, name=name, primary_key=schema.primary_key, partition_cols=(), cluster_by=(),
         expectations=(), comment=f"CDC of {schema.qualified}")
@@ -114,13 +114,13 @@ def _table_spec(run: PipelineRun, spec: FlowSpec, ident: str, schema: TableSchem
     return base
 
 
-def create_target(run: PipelineRun, spec: FlowSpec, source_key: str, ident: str,
+def create_target(ctx: CompileContext, spec: FlowSpec, source_key: str, ident: str,
                   schema: TableSchema) -> CdcTarget:
     """Create (if missing) the target of ``schema`` and return how to merge into it."""
-    table = _table_spec(run, spec, ident, schema)
+    table = _table_spec(ctx, spec, ident, schema)
     columns = [(c.name, c.spark_type) for c in schema.columns] + list(META_COLUMNS)
-    ensure_table(run.spark, ident, table, columns)
-    _tag(run.spark, ident, spec.name, run.qualify(spec.target), source_key, schema.qualified)
+    ensure_table(ctx.spark, ident, table, columns)
+    _tag(ctx.spark, ident, spec.name, ctx.qualify(spec.target), source_key, schema.qualified)
     catalog, name = ident.split(".", 1)
     changelog = f"{catalog}.{changelog_table_name(name)}" if table.changelog else None
     engine = deduplicate(SEQUENCE_COLUMN, on_delete="remove")
@@ -161,24 +161,24 @@ def _anchor_target(spec: FlowSpec, ref: CdcRef, anchor: str, targets: dict[str, 
     return found[0]
 
 
-def compile_auto_cdc(run: PipelineRun, spec: FlowSpec) -> Flow:
+def compile_auto_cdc(ctx: CompileContext, spec: FlowSpec) -> Flow:
     """The generic flow of an auto-CDC declaration (creates the targets it can see now)."""
     ref = _ref(spec)
-    inner = _narrowed(run, spec, ref)
+    inner = _narrowed(ctx, spec, ref)
     source = CdcSource(inner)
-    anchor = run.qualify(spec.target)
+    anchor = ctx.qualify(spec.target)
 
     def create(spark: SparkSession, schema: TableSchema) -> CdcTarget | None:
-        ident = _target_name(run, spec, ref, schema.qualified)
-        return None if ident is None else create_target(run, spec, inner.key, ident, schema)
+        ident = _target_name(ctx, spec, ref, schema.qualified)
+        return None if ident is None else create_target(ctx, spec, inner.key, ident, schema)
 
     targets = {t: made for t in inner.tables
-               if (made := create(run.spark, inner.schema(t))) is not None}
+               if (made := create(ctx.spark, inner.schema(t))) is not None}
     _anchor_target(spec, ref, anchor, targets, inner.tables)
     source.lake_tables = [anchor.split(".", 1)[1]]
     config = getattr(inner, "config", None)
     apply = CdcApply(source, anchor, targets, create, getattr(config, "drop_policy", "keep"))
     return Flow(name=spec.name, target=anchor, sources={source.key: source},
                 transform=apply.transform, sink=CdcSink(apply), event_time_column="_ts",
-                max_records=getattr(config, "max_records", None), catalog=run.catalog,
-                config=run.graph.spec.configuration, aliases=run.aliases)
+                max_records=getattr(config, "max_records", None), catalog=ctx.catalog,
+                config=ctx.graph.spec.configuration, aliases=ctx.aliases)

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from icetide.engine.compile.context import CompileContext
+from icetide.engine.hooks import table_reader
 from icetide.engine.targets import event_time_column
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
@@ -33,7 +35,6 @@ from icetide.sources.refresh import SnapshotIdsSource
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icetide.engine.run import PipelineRun
 
 log = logging.getLogger(__name__)
 
@@ -59,27 +60,25 @@ class PinnedBatchContext(BatchContext):
                 .load(ident))
 
 
-def _refresh_interval(run: PipelineRun, spec: FlowSpec) -> float:
-    props = run.graph.table(spec.target).table_properties
+def _refresh_interval(ctx: CompileContext, spec: FlowSpec) -> float:
+    props = ctx.graph.table(spec.target).table_properties
     raw = props.get(REFRESH_INTERVAL_PROPERTY)
     return 0.0 if raw is None else parse_seconds(raw, REFRESH_INTERVAL_PROPERTY) or 0.0
 
 
-def compile_materialized_view(run: PipelineRun, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:
+def compile_materialized_view(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:
     """The refresh flow of a materialized view and the tables it reads (``db.table``)."""
-    from icetide.engine.run import table_reader
-
-    found = run.discover(spec)
+    found = ctx.discover(spec)
     if found.sources or found.side_tables:
         raise PipelineError(
             f"materialized view {spec.target} reads streams {sorted(found.sources)} or emits "
             f"to side tables {list(found.side_tables)}: a materialized view is a batch "
             "query — read its inputs with dp.read('db.table'), or declare it with @dp.table"
         )
-    table = run.graph.table(spec.target)
-    ident = run.ensure_target(table, found)
-    source = SnapshotIdsSource(run.spark, ident, [run.qualify(t) for t in found.inputs],
-                               _refresh_interval(run, spec))
+    table = ctx.graph.table(spec.target)
+    ident = ctx.ensure_target(table, found)
+    source = SnapshotIdsSource(ctx.spark, ident, [ctx.qualify(t) for t in found.inputs],
+                               _refresh_interval(ctx, spec))
     query = spec.query
     assert query is not None
 
@@ -93,6 +92,6 @@ def compile_materialized_view(run: PipelineRun, spec: FlowSpec) -> tuple[Flow, t
     flow = Flow(
         name=spec.name, target=ident, sources={source.key: source}, transform=transform,
         sink=OverwriteSink(), event_time_column=event_time_column(table),
-        catalog=run.catalog, config=run.graph.spec.configuration, aliases=run.aliases,
+        catalog=ctx.catalog, config=ctx.graph.spec.configuration, aliases=ctx.aliases,
     )
     return flow, found.inputs

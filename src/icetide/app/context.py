@@ -1,0 +1,164 @@
+"""The one front object every adapter calls: CLI, web dashboard, SQL server, notebooks.
+
+``Context(settings, pipeline_dir)`` knows the lake (catalog), optionally one pipeline,
+and owns the SparkSession lazily: ``status``, ``tables``, ``describe`` and DuckDB queries
+never start a JVM; ``run``, ``dry_run`` and Spark SQL start it on first use. Methods
+return dataclasses; printing is the adapters' job.
+
+    ctx = Context.load(pipeline_dir="examples/clickstream")
+    ctx.run(once=True)
+    rows = ctx.status()
+    ctx.sql("SELECT count(*) FROM ods_behavior.clickevent", engine="duckdb")
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from icetide.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icetide.app.status import TableStatus
+    from icetide.cdc.reset import ResnapshotRequest
+    from icetide.engine.run import PipelineRun
+    from icetide.flows.loop import BatchResult
+    from icetide.pipelines.dryrun import DryRunReport
+    from icetide.pipelines.graph import PipelineGraph
+    from icetide.query.catalog_info import TableSummary
+    from icetide.query.result import QueryResult
+    from icetide.runtime.catalogs import ReadCatalog
+
+log = logging.getLogger(__name__)
+
+Engine = Literal["spark", "duckdb"]
+
+
+@dataclass
+class Context:
+    """The lake of ``settings`` and, when ``pipeline_dir`` is given, one pipeline."""
+
+    settings: Settings
+    pipeline_dir: Path | None = None
+    #: Overrides of the pipeline's ``configuration:`` (``--conf KEY=VALUE``).
+    conf: Mapping[str, str] = field(default_factory=dict)
+    _spark: SparkSession | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def load(cls, config_path: Path | str | None = None, pipeline_dir: Path | str | None = None,
+             conf: Mapping[str, str] | None = None) -> Context:
+        """Settings from ``config_path`` (else ./icetide.yaml / $ICETIDE_CONFIG) + env."""
+        return cls(load_settings(config_path), Path(pipeline_dir) if pipeline_dir else None,
+                   dict(conf or {}))
+
+    # -- what the context holds ------------------------------------------------------
+    @cached_property
+    def graph(self) -> PipelineGraph:
+        """The loaded pipeline (raises when the context has none)."""
+        from icetide.errors import PipelineError
+        from icetide.pipelines import load_pipeline
+
+        if self.pipeline_dir is None:
+            raise PipelineError("this needs a pipeline: pass its folder (PIPELINE_DIR)")
+        return load_pipeline(self.pipeline_dir, configuration=self.conf)
+
+    @cached_property
+    def catalog(self) -> ReadCatalog:
+        """The catalog as metadata readers see it (pyiceberg; no JVM)."""
+        from icetide.runtime.catalogs import pyiceberg_catalog
+
+        return pyiceberg_catalog(self.settings)
+
+    @property
+    def spark(self) -> SparkSession:
+        """The SparkSession, started on first use."""
+        if self._spark is None:
+            from icetide.runtime.session import get_spark
+
+            self._spark = get_spark(self.settings)
+        return self._spark
+
+    # -- pipelines -------------------------------------------------------------------
+    def pipeline_run(self, flows: Sequence[str] = (),
+                     trigger_interval: float | None = None) -> PipelineRun:
+        """A run of the pipeline's flows (a context manager), for callers that drive it."""
+        from icetide.engine.run import PipelineRun
+
+        return PipelineRun(self.spark, self.settings, self.graph, only=flows,
+                           trigger_interval=trigger_interval)
+
+    def run(self, *, once: bool = False, flows: Sequence[str] = (),
+            trigger_interval: float | None = None, stop: threading.Event | None = None,
+            on_batch: Callable[[BatchResult], None] | None = None,
+            ) -> dict[str, list[BatchResult]]:
+        """``once``: everything available now, then return the batches per flow.
+        Else continuously until ``stop`` is set (returns nothing per flow)."""
+        with self.pipeline_run(flows, trigger_interval) as run:
+            if once:
+                return run.run_once(on_batch=on_batch)
+            run.run_forever(stop or threading.Event(), on_batch=on_batch)
+            return {}
+
+    def dry_run(self) -> DryRunReport:
+        """Check the pipeline on empty inputs, write nothing."""
+        from icetide.engine.analyzer import spark_dry_run
+
+        return spark_dry_run(self.spark, self.settings, self.graph)
+
+    # -- the lake --------------------------------------------------------------------
+    def status(self, *, lag: bool = True) -> list[TableStatus]:
+        """Per table: last commit, freshness vs target, dead letters, expectations, lag.
+        The pipeline's tables when the context has one, else every table. No JVM."""
+        from icetide.app.lag import LagProbes, pipeline_sources
+        from icetide.app.status import collect_status, pipeline_scope
+
+        tables, targets, sources = None, None, {}
+        if self.pipeline_dir is not None:
+            tables, targets = pipeline_scope(self.graph)
+            sources = pipeline_sources(self.graph, self.settings)
+        probes = LagProbes(self.settings, self.catalog, sources) if lag else None
+        try:
+            return collect_status(self.catalog, tables, targets=targets, lag=probes)
+        finally:
+            if probes is not None:
+                probes.close()
+            for src in sources.values():
+                src.close()
+
+    def sql(self, query: str, *, engine: Engine = "spark",
+            limit: int | None = None) -> QueryResult:
+        """Run ``query``: Spark SQL (any statement), or DuckDB (read-only, no JVM)."""
+        if engine == "duckdb":
+            from icetide.query.duckdb_path import run_duckdb
+
+            return run_duckdb(self.settings, query, limit)
+        from icetide.query.spark_sql import run_sql
+
+        return run_sql(self.spark, query, limit)
+
+    def tables(self) -> list[TableSummary]:
+        """Every table: rows, snapshots, last commit, format version. No JVM."""
+        from icetide.query.catalog_info import table_summaries
+
+        return table_summaries(self.catalog)
+
+    def describe(self, table: str, snapshots: int = 5) -> dict[str, Any]:
+        """Schema, partition spec, properties and recent snapshots of ``table``. No JVM."""
+        from icetide.query import catalog_info
+
+        ident, loaded = catalog_info.load(self.catalog, table)
+        return catalog_info.describe(ident, loaded, snapshots)
+
+    def resnapshot(self, table: str) -> ResnapshotRequest:
+        """Make the CDC flow of ``table`` copy its tables again on its next run."""
+        from icetide.cdc.reset import request_resnapshot
+
+        ident = table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
+        return request_resnapshot(self.spark, ident)

@@ -1,0 +1,102 @@
+"""The run-time hooks behind ``dp.read`` / ``dp.read_stream`` and source reads.
+
+While flows run, :func:`table_reader` installs :func:`read_table` (a table's current
+snapshot, or what is new since the flow's last commit) and the source-read hook of
+:mod:`icetide.engine.reads` into the declarative core (:mod:`icetide.pipelines.reader`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from icetide.engine.reads import read_source_hook
+from icetide.errors import PipelineError
+from icetide.flows.context import BatchContext, current_batch
+from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
+from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
+from icetide.tables.changelog import changelog_table_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: Tables a compiled flow has seen to exist (bound while its transform runs): tables are
+#: not dropped under a running flow, so each is looked up in the catalog once per flow.
+KNOWN_TABLES: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "icetide_known_tables", default=None)
+
+
+def _exists(ctx: BatchContext, ident: str) -> bool:
+    known = KNOWN_TABLES.get()
+    if known is not None and ident in known:
+        return True
+    found = bool(ctx.spark.catalog.tableExists(ident))
+    if found and known is not None:
+        known.add(ident)
+    return found
+
+
+def read_table(name: str, streaming: bool) -> DataFrame:
+    """``dp.read``: the table's current snapshot; ``dp.read_stream``: what is new since the
+    flow's last commit (appended rows, or the changelog of a primary-key table)."""
+    ctx = current_batch()
+    ident = ctx.qualify(name)
+    if not _exists(ctx, ident):
+        raise MissingTable(ident)
+    if not streaming:
+        return ctx.table(name)
+    catalog, rest = ident.split(".", 1)
+    changelog = f"{catalog}.{changelog_table_name(rest)}"
+    is_pk = _exists(ctx, changelog)
+    source = IcebergTableSource(ctx.spark, changelog if is_pk else ident)
+    if source.key not in ctx.sources:  # discovery: first sight of this input
+        start = source.initial_position()
+        ctx.add_source(source, source.plan_to(start, start))
+    rows = ctx.read_source(source.key)
+    if not is_pk:
+        return rows
+    columns = [f.name for f in ctx.spark.table(ident).schema.fields]
+    return flatten_changelog(rows, columns)
+
+
+class MissingTable(PipelineError):
+    """A flow reads a table that does not exist (yet)."""
+
+    def __init__(self, ident: str) -> None:
+        super().__init__(
+            f"table {ident} does not exist: create it (another flow of the pipeline, "
+            "`icetide seed dims`, or a CDC flow) before the flows that read it"
+        )
+        self.ident = ident
+
+
+_hook_lock = threading.Lock()
+_previous_hooks: list[tuple[Reader | None, SourceReader | None]] = []  # before the first block
+_hook_users: list[object] = []  # one entry per active table_reader() block
+
+
+@contextmanager
+def table_reader() -> Iterator[None]:
+    """Install the ``dp.read`` hook: tables resolve to their current snapshot.
+
+    Flows of a continuous run (and several pipelines in one process) enter this from
+    many threads at once; the hook is process-wide, so the first block in installs it
+    and only the last one out restores the previous hook.
+    """
+    token = object()
+    with _hook_lock:
+        if not _hook_users:
+            _previous_hooks.append((set_reader(read_table), set_source_reader(read_source_hook)))
+        _hook_users.append(token)
+    try:
+        yield
+    finally:
+        with _hook_lock:
+            _hook_users.remove(token)
+            if not _hook_users:
+                reader, source_reader = _previous_hooks.pop()
+                set_reader(reader)
+                set_source_reader(source_reader)
