@@ -6,4 +6,6 @@ VENV=${VENV:-.venv}
 export ICETIDE_JAR_CACHE=${ICETIDE_JAR_CACHE:-$HOME/.cache/icetide/jars}
 "$VENV/bin/ruff" check --quiet src tests examples benchmarks
 "$VENV/bin/mypy" --no-error-summary
+# Layer rules (pyproject.toml [tool.importlinter]): no cycles, no pyspark in the core.
+"$VENV/bin/lint-imports" --no-cache >/dev/null || "$VENV/bin/lint-imports" --no-cache
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
