@@ -4,7 +4,7 @@ A probe answers for one source key (``kafka:<topic>``, ``iceberg:<catalog.db.tab
 and one committed position. Built in: Kafka (messages behind the high watermark, per
 partition, via :meth:`KafkaSource.lag`) and lake tables (snapshots and appended rows not
 yet read, from metadata only). Sources of a loaded pipeline answer through their own
-``Source.lag``; other kinds (a MySQL binlog reporting seconds behind) plug in with
+``AnySource.lag``; other kinds (a MySQL binlog reporting seconds behind) plug in with
 :meth:`LagProbes.register` under their key scheme. A probe that cannot reach its source
 reports the error instead of failing the whole status.
 """
@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from icetide.config import Settings
 from icetide.errors import IcetideError
 from icetide.model.markers import dumps
-from icetide.model.source import Position, Source
+from icetide.model.positions import KafkaPosition
+from icetide.model.source import AnySource, Position
 from icetide.pipelines.graph import PipelineGraph
 from icetide.runtime.catalogs import ReadCatalog
 
@@ -52,7 +53,7 @@ LagProbe = Callable[[str, Position], "SourceLag | None"]
 
 
 def from_source_lag(key: str, info: Mapping[str, Any]) -> SourceLag:
-    """Interpret a ``Source.lag`` answer: ``total`` messages, or ``seconds_behind``."""
+    """Interpret a ``AnySource.lag`` answer: ``total`` messages, or ``seconds_behind``."""
     if "total" in info:
         return SourceLag(key, float(info["total"]), "messages", dict(info))
     if "seconds_behind" in info:
@@ -66,11 +67,11 @@ class LagProbes:
     """Answers lag by source key; pipeline sources first, then the probe of the key scheme."""
 
     def __init__(self, settings: Settings, catalog: ReadCatalog,
-                 sources: Mapping[str, Source] | None = None) -> None:
+                 sources: Mapping[str, AnySource] | None = None) -> None:
         self.settings = settings
         self.catalog = catalog
-        self.sources: dict[str, Source] = dict(sources or {})
-        self._owned: list[Source] = []
+        self.sources: dict[str, AnySource] = dict(sources or {})
+        self._owned: list[AnySource] = []
         self._seen: dict[tuple[str, str], SourceLag | None] = {}
         self._failed: dict[str, SourceLag] = {}
         self.probes: dict[str, Callable[[str, Position], SourceLag]] = {
@@ -113,7 +114,7 @@ class LagProbes:
                           retry_patience=LAG_PATIENCE_S, request_timeout=LAG_PATIENCE_S)
         self.sources[key] = src
         self._owned.append(src)
-        return from_source_lag(key, src.lag(position))
+        return from_source_lag(key, src.lag(cast(KafkaPosition, position)))
 
     def _iceberg(self, key: str, position: Position) -> SourceLag:
         parts = tuple(key.split(":", 1)[1].split("."))
@@ -138,7 +139,7 @@ class LagProbes:
             src.close()
 
 
-def pipeline_sources(graph: PipelineGraph, settings: Settings) -> dict[str, Source]:
+def pipeline_sources(graph: PipelineGraph, settings: Settings) -> dict[str, AnySource]:
     """A pipeline's declared sources by key (they know their own bootstrap, credentials)."""
     from icetide.sources.registry import build_sources
 

@@ -38,7 +38,7 @@ from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
 from icetide.errors import PositionLostError
 from icetide.lake.sinks import MergeSink
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.source import AnyBatch, AnySource, BatchRange, P, Position
 from icetide.tables.sql import quote_ident
 
 if TYPE_CHECKING:
@@ -67,41 +67,42 @@ def is_resnapshot(position: Position) -> bool:
     return isinstance(position, dict) and position.get("phase") == RESNAPSHOT
 
 
-class TableSource(Protocol):
+class TableSource(Protocol[P]):
     """What the apply side needs of a multi-table CDC source (e.g. ``MySqlSource``)."""
 
     key: str
 
-    def initial_position(self) -> Position: ...
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None: ...
-    def plan_to(self, start: Position, end: Position) -> BatchRange: ...
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame: ...
-    def read_tables(self, spark: SparkSession, batch: BatchRange) -> dict[str, DataFrame]: ...
-    def batch_schemas(self, batch: BatchRange) -> dict[str, TableSchema]: ...
+    def initial_position(self) -> P: ...
+    def plan(self, start: P, max_records: int | None = None) -> BatchRange[P] | None: ...
+    def plan_to(self, start: P, end: P) -> BatchRange[P]: ...
+    def read(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame: ...
+    def read_tables(self, spark: SparkSession, batch: BatchRange[P]) -> dict[str, DataFrame]: ...
+    def batch_schemas(self, batch: BatchRange[P]) -> dict[str, TableSchema]: ...
     def schema(self, table: str) -> TableSchema: ...
-    def lag(self, position: Position) -> dict[str, Any]: ...
+    def lag(self, position: P) -> dict[str, Any]: ...
     def close(self) -> None: ...
 
     @property
     def tables(self) -> list[str]: ...
 
 
-class CdcSource(Source):
+class CdcSource(AnySource):
     """A CDC source that also understands the re-snapshot position.
 
     ``lake_tables`` (the flow's targets, ``db.table``) are named in the remedy when the
     position is lost.
     """
 
-    def __init__(self, inner: TableSource) -> None:
+    def __init__(self, inner: TableSource[Any]) -> None:
         self.inner = inner
         self.key = inner.key
         self.lake_tables: list[str] = []
 
     def initial_position(self) -> Position:
-        return self.inner.initial_position()
+        start: Position = self.inner.initial_position()
+        return start
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: Position, max_records: int | None = None) -> AnyBatch | None:
         if is_resnapshot(start):
             return self.plan_to(start, self.inner.initial_position())
         try:
@@ -109,7 +110,7 @@ class CdcSource(Source):
         except PositionLostError as exc:
             raise self._lost(exc) from None
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: Position, end: Position) -> AnyBatch:
         if is_resnapshot(start):
             return BatchRange(start, end, 1, {"phase": RESNAPSHOT, "caught_up": False})
         try:
@@ -126,7 +127,7 @@ class CdcSource(Source):
         return PositionLostError(f"{exc} — for this flow (lake tables "
                                  f"{', '.join(self.lake_tables)}) run: {commands}")
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: AnyBatch) -> DataFrame:
         return self.inner.read(spark, batch)
 
     def lag(self, position: Position) -> dict[str, Any]:
@@ -136,7 +137,7 @@ class CdcSource(Source):
         self.inner.close()
 
 
-def _more(batch: BatchRange | None) -> BatchRange | None:
+def _more(batch: AnyBatch | None) -> AnyBatch | None:
     """Snapshot batches are never the last: the binlog phase follows (``--once`` goes on).
 
     A snapshot batch always moves the position, also with no rows (the table ended exactly
@@ -174,7 +175,7 @@ TargetFactory = Callable[["SparkSession", TableSchema], "CdcTarget | None"]
 
 
 def merge_frame(df: DataFrame, target: StructType) -> DataFrame:
-    """Source rows in the target's column order and types, ``_op`` as ``+I/+U/-D``.
+    """AnySource rows in the target's column order and types, ``_op`` as ``+I/+U/-D``.
 
     Target columns the rows lack (kept after an upstream DROP COLUMN) are null.
     """
@@ -240,7 +241,7 @@ class CdcApply:
             self.targets[table] = made
         return self.targets[table]
 
-    def _prepare(self, spark: SparkSession, batch: BatchRange) -> None:
+    def _prepare(self, spark: SparkSession, batch: AnyBatch) -> None:
         inner, info = self.source.inner, batch.info
         frames = inner.read_tables(spark, batch)
         schemas = inner.batch_schemas(batch)

@@ -26,7 +26,7 @@ from icetide.config import Settings
 from icetide.engine.reads import read_source_hook
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
-from icetide.model.source import BatchRange, Source
+from icetide.model.source import AnyBatch, AnySource, BatchRange
 from icetide.pipelines.dryrun import DryRunReport, FlowAnalysis, dry_run
 from icetide.pipelines.graph import PipelineGraph, Problem
 from icetide.pipelines.names import where
@@ -43,30 +43,30 @@ log = logging.getLogger(__name__)
 
 #: Columns ``dp.read_stream`` adds when it streams a primary-key table's changelog.
 CHANGELOG_STREAM_COLUMNS = {"_op": "string", "_seq": "bigint", "_commit_ts": "timestamp"}
-_EMPTY = BatchRange({}, {}, 0)
+_EMPTY: AnyBatch = BatchRange({}, {}, 0)
 
 
 class _Unresolved(PipelineError):
     """A read of a dataset that neither the pipeline nor the catalog has."""
 
 
-class _EmptySource(Source):
+class _EmptySource(AnySource):
     """A declared source bound to an empty batch: reads nothing, plans nothing."""
 
-    def __init__(self, inner: Source) -> None:
+    def __init__(self, inner: AnySource) -> None:
         self.inner = inner
         self.key = inner.key
 
     def initial_position(self) -> dict[str, int]:
         return {}
 
-    def plan(self, start: object, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: object, max_records: int | None = None) -> AnyBatch | None:
         return None
 
-    def plan_to(self, start: object, end: object) -> BatchRange:
+    def plan_to(self, start: object, end: object) -> AnyBatch:
         return _EMPTY
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: AnyBatch) -> DataFrame:
         return self.inner.read(spark, _EMPTY)
 
 
@@ -81,7 +81,7 @@ class SparkFlowAnalyzer:
         self.spark = spark
         self.graph = graph
         self.catalog = graph.spec.catalog or settings.catalog.name
-        self.sources: dict[str, Source] = build_sources(graph, settings)
+        self.sources: dict[str, AnySource] = build_sources(graph, settings)
         self._done: dict[str, FlowAnalysis] = {}
         self._running: set[str] = set()
 
@@ -96,7 +96,7 @@ class SparkFlowAnalyzer:
 
     def _analyse(self, flow: FlowSpec) -> FlowAnalysis:
         assert flow.query is not None
-        by_key: dict[str, Source] = {s.key: _EmptySource(s) for s in self.sources.values()}
+        by_key: dict[str, AnySource] = {s.key: _EmptySource(s) for s in self.sources.values()}
         aliases = {name: src.key for name, src in self.sources.items()}
         ctx = BatchContext(self.spark, flow.name, self.catalog, by_key,
                            dict.fromkeys(by_key, _EMPTY), self.graph.spec.configuration, aliases)

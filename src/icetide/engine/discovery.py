@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from icetide.engine.hooks import table_reader
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
-from icetide.model.source import BatchRange, Source
+from icetide.model.source import AnyBatch, AnySource
 from icetide.pipelines.spec import FlowSpec, call_query
 from icetide.sources.iceberg import IcebergTableSource
 from icetide.tables.changelog import CHANGELOG_SUFFIX
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class Discovery:
     """What running a flow on an empty batch revealed."""
 
-    sources: Mapping[str, Source]
+    sources: Mapping[str, AnySource]
     side_tables: tuple[str, ...]
     columns: tuple[tuple[str, str], ...]
     inputs: tuple[str, ...] = ()  # lake tables read (db.table), for ordering
@@ -41,15 +41,15 @@ def _inputs(ctx: BatchContext) -> tuple[str, ...]:
     return tuple(sorted({t.split(".", 1)[1].removesuffix(CHANGELOG_SUFFIX) for t in tables}))
 
 
-class _EmptyBatches(Mapping[str, BatchRange]):
+class _EmptyBatches(Mapping[str, AnyBatch]):
     """An empty batch per source, planned only when the flow reads that source: a source
     no flow reads (a database for CDC flows that are switched off) is never opened."""
 
-    def __init__(self, sources: Mapping[str, Source]) -> None:
+    def __init__(self, sources: Mapping[str, AnySource]) -> None:
         self._sources = sources
-        self._planned: dict[str, BatchRange] = {}
+        self._planned: dict[str, AnyBatch] = {}
 
-    def __getitem__(self, key: str) -> BatchRange:
+    def __getitem__(self, key: str) -> AnyBatch:
         if key not in self._planned:
             src = self._sources[key]
             start = src.initial_position()
@@ -65,7 +65,7 @@ class _EmptyBatches(Mapping[str, BatchRange]):
 
 
 
-def discover(spark: SparkSession, spec: FlowSpec, sources: Mapping[str, Source], catalog: str,
+def discover(spark: SparkSession, spec: FlowSpec, sources: Mapping[str, AnySource], catalog: str,
              configuration: Mapping[str, str], aliases: Mapping[str, str]) -> Discovery:
     """Run ``spec``'s query on an empty batch of every source (creates nothing)."""
     if spec.kind not in ("append", "batch") or spec.query is None:

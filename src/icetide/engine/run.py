@@ -27,7 +27,7 @@ from icetide.engine.targets import ensure_table
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
-from icetide.model.source import Source
+from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.spec import FlowSpec, TableSpec
 from icetide.runtime.leases import lease_key, leases_for
@@ -61,7 +61,7 @@ class PipelineRun:
         self.settings = settings
         self.graph = graph
         self.catalog = graph.spec.catalog or settings.catalog.name
-        self.sources: dict[str, Source] = build_sources(graph, settings)
+        self.sources: dict[str, AnySource] = build_sources(graph, settings)
         self.aliases = {name: src.key for name, src in self.sources.items()}
         self.flows = self._select(only)
         self._compiled: list[Flow] | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import PipelineError
-from icetide.model.source import BatchRange, Source
+from icetide.model.source import AnyBatch, AnySource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -32,8 +32,8 @@ class BatchContext:
     spark: SparkSession
     flow: str
     catalog: str
-    sources: Mapping[str, Source]
-    batches: Mapping[str, BatchRange]
+    sources: Mapping[str, AnySource]
+    batches: Mapping[str, AnyBatch]
     config: Mapping[str, Any] = field(default_factory=dict)
     #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
     aliases: Mapping[str, str] = field(default_factory=dict)
@@ -87,7 +87,7 @@ class BatchContext:
         """Whether this batch holds source ``key``'s rows (or a kept derivation) in memory."""
         return key in self._cached_sources
 
-    def add_source(self, source: Source, batch: BatchRange) -> None:
+    def add_source(self, source: AnySource, batch: AnyBatch) -> None:
         """Register a source found while the transform runs (discovery of dp.read_stream)."""
         if source.key not in self.sources:
             self.sources = {**self.sources, source.key: source}

@@ -26,7 +26,7 @@ from icetide.flows.context import BatchContext, bound
 from icetide.lake import commit
 from icetide.lake.sinks import AppendSink, Sink
 from icetide.model.markers import Marker, same_position
-from icetide.model.source import BatchRange, Source
+from icetide.model.source import AnyBatch, AnySource
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,7 +69,7 @@ class Flow:
 
     name: str
     target: str  # catalog-qualified identifier
-    sources: Mapping[str, Source]
+    sources: Mapping[str, AnySource]
     transform: Transform
     sink: Sink = field(default_factory=AppendSink)
     side_tables: tuple[str, ...] = ()
@@ -156,9 +156,9 @@ class FlowLoop:
 
     def plan(
         self, start: Mapping[str, Any], pending_end: Mapping[str, Any] | None
-    ) -> dict[str, BatchRange] | None:
+    ) -> dict[str, AnyBatch] | None:
         """One range per source, or ``None`` when no source has anything new."""
-        batches: dict[str, BatchRange] = {}
+        batches: dict[str, AnyBatch] = {}
         for key, src in self.flow.sources.items():
             if pending_end is not None:
                 batches[key] = src.plan_to(start[key], pending_end.get(key, start[key]))

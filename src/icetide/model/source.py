@@ -12,38 +12,44 @@ This module imports no pyspark at runtime; ``read`` receives the SparkSession.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from icetide.model.positions import Position
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-Position = Any  # JSON-serialisable: dict/list/str/int
+__all__ = ["AnyBatch", "AnySource", "BatchRange", "P", "Position", "Source"]
+
+#: The position type of one source (see :mod:`icetide.model.positions`).
+P = TypeVar("P", bound=Mapping[str, object])
 
 
 @dataclass(frozen=True)
-class BatchRange:
+class BatchRange(Generic[P]):
     """One planned batch of a source: rows in ``[start, end)`` and how many there are."""
 
-    start: Position
-    end: Position
+    start: P
+    end: P
     records: int
     # Free-form facts for metrics/status (e.g. per-partition lag); not part of identity.
     info: dict[str, Any] = field(default_factory=dict)
 
 
-class Source(ABC):
-    """A replayable source of a flow."""
+class Source(ABC, Generic[P]):
+    """A replayable source of a flow; ``P`` is its position type."""
 
     #: Stable identity of this source inside a flow's position map, e.g. ``kafka:clicktopic``.
     key: str
 
     @abstractmethod
-    def initial_position(self) -> Position:
+    def initial_position(self) -> P:
         """Where a flow starts when its target has never committed (e.g. earliest offsets)."""
 
     @abstractmethod
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: P, max_records: int | None = None) -> BatchRange[P] | None:
         """Plan the next batch from ``start``; ``None`` when nothing new is available.
 
         ``end`` must be a position that ``plan``/``read`` accept as a later ``start``.
@@ -52,16 +58,23 @@ class Source(ABC):
         """
 
     @abstractmethod
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: P, end: P) -> BatchRange[P]:
         """Re-plan exactly ``[start, end)`` (used to finish a half-committed batch)."""
 
     @abstractmethod
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame:
         """The rows of ``batch`` as a DataFrame (deterministic for the same range)."""
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: P) -> dict[str, Any]:
         """How far ``position`` is behind the source head (for ``icetide status``)."""
         return {}
 
-    def close(self) -> None:  # noqa: B027 - optional hook, most sources hold nothing
+    def close(self) -> None:
         """Release clients held by the driver."""
+
+
+#: A source of any position type, as the generic flow loop holds them: the loop passes
+#: each source only positions that source produced (stored as JSON in its markers).
+AnySource = Source[Any]
+#: A batch of such a source.
+AnyBatch = BatchRange[Any]

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import TableSnapshotPosition
+from icetide.model.source import BatchRange, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 _APPEND_OPS = frozenset({"append"})
 
 
-class IcebergTableSource(Source):
+class IcebergTableSource(Source[TableSnapshotPosition]):
     """The appended rows of a lake table; key ``iceberg:<catalog.db.table>``."""
 
     def __init__(self, spark: SparkSession, ident: str) -> None:
@@ -38,7 +39,7 @@ class IcebergTableSource(Source):
 
         return load_table(self.spark, self.ident)
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> TableSnapshotPosition:
         return {"snapshot": None}
 
     def _ancestry(self, start: int | None) -> list[tuple[int, int]]:
@@ -59,7 +60,8 @@ class IcebergTableSource(Source):
             )
         return chain[::-1]
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: TableSnapshotPosition, max_records: int | None = None
+            ) -> BatchRange[TableSnapshotPosition] | None:
         chain = self._ancestry(start["snapshot"])
         if not chain:
             return None
@@ -70,7 +72,8 @@ class IcebergTableSource(Source):
             end, total = snap_id, total + added
         return BatchRange(start, {"snapshot": end}, total)
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: TableSnapshotPosition, end: TableSnapshotPosition
+            ) -> BatchRange[TableSnapshotPosition]:
         if start == end:
             return BatchRange(start, end, 0)
         chain = self._ancestry(start["snapshot"])
@@ -80,7 +83,7 @@ class IcebergTableSource(Source):
         rows = sum(a for s, a in chain[: ids.index(end["snapshot"]) + 1])
         return BatchRange(start, end, rows)
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[TableSnapshotPosition]) -> DataFrame:
         reader = spark.read.format("iceberg")
         begin, end = batch.start["snapshot"], batch.end["snapshot"]
         if end is None or begin == end:
@@ -90,7 +93,7 @@ class IcebergTableSource(Source):
         return (reader.option("start-snapshot-id", begin).option("end-snapshot-id", end)
                 .load(self.ident))
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: TableSnapshotPosition) -> dict[str, Any]:
         chain = self._ancestry(position["snapshot"])
         return {"snapshots": len(chain), "rows": sum(a for _, a in chain)}
 

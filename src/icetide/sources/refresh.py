@@ -21,13 +21,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import SnapshotIdsPosition
+from icetide.model.source import BatchRange, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-class SnapshotIdsSource(Source):
+class SnapshotIdsSource(Source[SnapshotIdsPosition]):
     """Changes of a set of tables' current snapshots; key ``refresh:<target>``."""
 
     def __init__(self, spark: SparkSession, target: str, inputs: Sequence[str],
@@ -46,7 +47,7 @@ class SnapshotIdsSource(Source):
         self.key = f"refresh:{target}"
         self._last_planned: float | None = None
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> SnapshotIdsPosition:
         return {}
 
     def current(self) -> dict[str, int | None]:
@@ -59,11 +60,12 @@ class SnapshotIdsSource(Source):
             ids[ident] = None if snap is None else int(snap.snapshotId())
         return ids
 
-    def _changed(self, start: Position, end: Position) -> int:
+    def _changed(self, start: SnapshotIdsPosition, end: SnapshotIdsPosition) -> int:
         """How many inputs differ between two positions (the batch's ``records``)."""
         return sum(1 for ident in self.inputs if start.get(ident, -1) != end.get(ident, -1))
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: SnapshotIdsPosition, max_records: int | None = None
+            ) -> BatchRange[SnapshotIdsPosition] | None:
         now = time.monotonic()
         if self._last_planned is not None and now - self._last_planned < self.min_interval:
             return None
@@ -74,7 +76,8 @@ class SnapshotIdsSource(Source):
         self._last_planned = now
         return BatchRange(start, end, changed, {"changed": changed})
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: SnapshotIdsPosition, end: SnapshotIdsPosition
+            ) -> BatchRange[SnapshotIdsPosition]:
         unknown = sorted(set(end) - set(self.inputs))
         if unknown:
             raise SourceError(
@@ -83,10 +86,10 @@ class SnapshotIdsSource(Source):
             )
         return BatchRange(start, end, self._changed(start, end))
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[SnapshotIdsPosition]) -> DataFrame:
         """The pinned snapshot ids as rows ``(table, snapshot)`` (for inspection)."""
         rows = [(ident, batch.end.get(ident)) for ident in self.inputs]
         return spark.createDataFrame(rows, "table string, snapshot bigint")
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: SnapshotIdsPosition) -> dict[str, Any]:
         return {"stale_inputs": self._changed(position, self.current())}

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from icetide.config import SECRET_KEYS, Settings
 from icetide.errors import PipelineError
-from icetide.model.source import Source
+from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 
 #: source type → module with ``Config`` and ``build`` (imported lazily)
@@ -41,7 +41,7 @@ class SourceModule(Protocol):
     """What a source type's ``config`` module provides."""
 
     Config: type[SourceConfig]
-    build: Callable[[str, Any, Settings], Source]
+    build: Callable[[str, Any, Settings], AnySource]
 
 
 def source_type(kind: str) -> SourceModule:
@@ -54,7 +54,7 @@ def source_type(kind: str) -> SourceModule:
 
 
 def build_source(name: str, cfg: Mapping[str, Any], settings: Settings, *,
-                 origin: str = "icetide-pipeline.yml") -> Source:
+                 origin: str = "icetide-pipeline.yml") -> AnySource:
     """The source named ``name`` of a pipeline, from its ``sources:`` entry ``cfg``
     (``origin``: the spec file, named in errors)."""
     where = f"{origin}: source {name!r}"
@@ -69,7 +69,7 @@ def build_source(name: str, cfg: Mapping[str, Any], settings: Settings, *,
     return module.build(name, config, settings)
 
 
-def build_sources(graph: PipelineGraph, settings: Settings) -> dict[str, Source]:
+def build_sources(graph: PipelineGraph, settings: Settings) -> dict[str, AnySource]:
     """Every source of a pipeline by name (its ``sources:`` section)."""
     origin = str(graph.spec.path) if graph.spec.path is not None else "icetide-pipeline.yml"
     return {name: build_source(name, cfg, settings, origin=origin)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from icetide.cdc.apply import (
     ANCHOR_PROPERTY,
@@ -69,7 +69,7 @@ def _ref(spec: FlowSpec) -> CdcRef:
     return spec.cdc.source
 
 
-def _narrowed(ctx: CompileContext, spec: FlowSpec, ref: CdcRef) -> TableSource:
+def _narrowed(ctx: CompileContext, spec: FlowSpec, ref: CdcRef) -> TableSource[Any]:
     from icetide.sources.debezium.source import DebeziumSource
     from icetide.sources.mysql.declared import MySqlDeclaration
 

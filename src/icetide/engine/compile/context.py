@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from icetide.engine.discovery import Discovery
-from icetide.model.source import Source
+from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.spec import FlowSpec, TableSpec
 
@@ -24,7 +24,7 @@ class CompileContext(Protocol):
     @property
     def catalog(self) -> str: ...
     @property
-    def sources(self) -> Mapping[str, Source]: ...
+    def sources(self) -> Mapping[str, AnySource]: ...
     @property
     def aliases(self) -> Mapping[str, str]: ...
     @property

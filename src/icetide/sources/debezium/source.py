@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import KafkaPosition
+from icetide.model.source import BatchRange, Source
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
@@ -58,7 +59,7 @@ class DebeziumConfig:
                 f"({sorted(_TYPES)} or decimal(p,s)) and name key columns among them")
 
 
-class DebeziumSource(Source):
+class DebeziumSource(Source[KafkaPosition]):
     """One Debezium topic (one upstream table); key ``debezium:<name>``."""
 
     def __init__(self, config: DebeziumConfig, kafka: KafkaSource) -> None:
@@ -77,26 +78,28 @@ class DebeziumSource(Source):
     def schema(self, table: str) -> TableSchema:
         return self._schema
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> KafkaPosition:
         return self.kafka.initial_position()
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: KafkaPosition, max_records: int | None = None
+            ) -> BatchRange[KafkaPosition] | None:
         return self.kafka.plan(start, max_records)
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: KafkaPosition, end: KafkaPosition) -> BatchRange[KafkaPosition]:
         return self.kafka.plan_to(start, end)
 
-    def batch_schemas(self, batch: BatchRange) -> dict[str, TableSchema]:
+    def batch_schemas(self, batch: BatchRange[KafkaPosition]) -> dict[str, TableSchema]:
         return {self.config.table: self._schema}
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[KafkaPosition]) -> DataFrame:
         return decode_envelopes(self.kafka.read(spark, batch), self.config.columns)
 
-    def read_tables(self, spark: SparkSession, batch: BatchRange) -> dict[str, DataFrame]:
+    def read_tables(self, spark: SparkSession, batch: BatchRange[KafkaPosition]
+            ) -> dict[str, DataFrame]:
         rows = self.read(spark, batch)
         return {} if rows.isEmpty() else {self.config.table: rows}
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: KafkaPosition) -> dict[str, Any]:
         return self.kafka.lag(position)
 
     def close(self) -> None:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from icetide.config import KafkaConfig, Settings
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import KafkaPosition
+from icetide.model.source import BatchRange, Source
 from icetide.sources.kafka.client import RetryPolicy, resolve_bootstrap
 from icetide.sources.kafka.planner import (
     CLUSTER_KEY,
@@ -50,7 +51,7 @@ def check_topic(topic: str) -> str:
     return topic
 
 
-class KafkaSource(Source):
+class KafkaSource(Source[KafkaPosition]):
     """One Kafka topic; key ``kafka:<topic>``.
 
     ``retry_patience`` bounds how long planning waits for an unreachable broker
@@ -85,14 +86,14 @@ class KafkaSource(Source):
         """A source configured by ``settings.kafka``."""
         return cls(topic, settings.kafka, **kwargs)
 
-    def _encode(self, offsets: Mapping[int, int]) -> dict[str, Any]:
+    def _encode(self, offsets: Mapping[int, int]) -> KafkaPosition:
         """A position: offsets per partition plus the cluster they belong to."""
-        position: dict[str, Any] = dict(encode_position(offsets))
+        position: KafkaPosition = dict(encode_position(offsets))
         if self.client.cluster_id:
             position[CLUSTER_KEY] = self.client.cluster_id
         return position
 
-    def _begin(self, start: Position) -> tuple[dict[int, int], bool]:
+    def _begin(self, start: KafkaPosition) -> tuple[dict[int, int], bool]:
         """Offsets to start from, and whether they were reset (another cluster's position)."""
         committed = position_cluster(start)
         current = self.client.cluster_id
@@ -104,12 +105,13 @@ class KafkaSource(Source):
             return {}, True
         return normalize_position(self.topic, start), False
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> KafkaPosition:
         """Every partition at its low watermark (the earliest retained offset)."""
         marks = self.client.watermarks()
         return self._encode({p: low for p, (low, _) in marks.items()})
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: KafkaPosition, max_records: int | None = None
+            ) -> BatchRange[KafkaPosition] | None:
         """At most ``max_records`` (default ``kafka.max_records_per_trigger``) new offsets.
 
         ``None`` when nothing is new. When the out-of-range policy moved a partition
@@ -127,7 +129,7 @@ class KafkaSource(Source):
         return BatchRange(self._encode(planned.start), self._encode(planned.end),
                           planned.records, planned.info(self.topic))
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: KafkaPosition, end: KafkaPosition) -> BatchRange[KafkaPosition]:
         """Exactly ``[start, end)``; no broker round trip when the range is empty."""
         begin = normalize_position(self.topic, start)
         stop = normalize_position(self.topic, end)
@@ -138,13 +140,13 @@ class KafkaSource(Source):
         return BatchRange(self._encode(planned.start), self._encode(planned.end),
                           planned.records, planned.info(self.topic))
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[KafkaPosition]) -> DataFrame:
         """The batch's messages: ``key, value, topic, partition, offset, timestamp``."""
         begin = normalize_position(self.topic, batch.start)
         stop = normalize_position(self.topic, batch.end)
         return read_batch(spark, self.topic, begin, stop, self.reader, self.slice_size)
 
-    def read_json(self, spark: SparkSession, batch: BatchRange, schema: StructType,
+    def read_json(self, spark: SparkSession, batch: BatchRange[KafkaPosition], schema: StructType,
                   required: Sequence[str] = ()) -> DataFrame:
         """The batch decoded as :func:`~icetide.sources.kafka.decode.decode_json` does.
 
@@ -163,7 +165,7 @@ class KafkaSource(Source):
                            decode.reader_schema(schema))
         return decode.finish_decoded(frame, schema, required)
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: KafkaPosition) -> dict[str, Any]:
         """``{"topic", "partitions": {"0": behind, ...}, "total"}`` behind the high watermark."""
         marks = self.client.watermarks(self.lag_retry)
         return compute_lag(self.topic, normalize_position(self.topic, position), marks)

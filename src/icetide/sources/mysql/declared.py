@@ -15,7 +15,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import BinlogPositionJson
+from icetide.model.source import BatchRange, Source
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-class MySqlDeclaration(Source):
+class MySqlDeclaration(Source[BinlogPositionJson]):
     """A MySQL/MariaDB server and the tables a pipeline may follow on it."""
 
     def __init__(self, config: MySqlSourceConfig, unusable: str | None = None) -> None:
@@ -47,22 +48,24 @@ class MySqlDeclaration(Source):
         self.built.append(source)
         return source
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> BinlogPositionJson:
         return {}
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: BinlogPositionJson, max_records: int | None = None
+            ) -> BatchRange[BinlogPositionJson] | None:
         return None
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: BinlogPositionJson, end: BinlogPositionJson
+            ) -> BatchRange[BinlogPositionJson]:
         return BatchRange(start, end, 0)
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[BinlogPositionJson]) -> DataFrame:
         raise SourceError(
             f"MySQL source {self.config.name!r} is read by CDC flows only: declare "
             f"dp.create_auto_cdc_flow(target=..., source=mysql.binlog({self.config.name!r}, "
             "table='db.table'), keys=[...], sequence_by='_pos') and read its target table")
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: BinlogPositionJson) -> dict[str, Any]:
         return {}
 
     def close(self) -> None:

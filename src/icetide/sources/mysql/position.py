@@ -45,6 +45,11 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from icetide.errors import SourceError
+from icetide.model.positions import (
+    BinlogPositionJson,
+    SnapshotProgressJson,
+    TableProgressJson,
+)
 
 Phase = Literal["snapshot", "binlog"]
 _FILE_SEQ = re.compile(r"\.(\d+)$")
@@ -150,7 +155,7 @@ class TableProgress:
     rows: int = 0
     done: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TableProgressJson:
         return {"table": self.table, "after": self.after, "rows": self.rows, "done": self.done}
 
 
@@ -181,9 +186,9 @@ class CdcPosition:
         """The binlog phase at ``binlog``."""
         return CdcPosition("binlog", binlog, self.tables)
 
-    def to_json(self) -> dict[str, Any]:
-        snap = ({"tables": [t.to_json() for t in self.tables]}
-                if self.phase == "snapshot" else None)
+    def to_json(self) -> BinlogPositionJson:
+        snap: SnapshotProgressJson | None = (
+            {"tables": [t.to_json() for t in self.tables]} if self.phase == "snapshot" else None)
         return {"phase": self.phase, "file": self.binlog.file, "pos": self.binlog.pos,
                 "gtid": self.binlog.gtid, "snapshot": snap}
 

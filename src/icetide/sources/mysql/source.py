@@ -40,7 +40,8 @@ import pymysql
 from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError
-from icetide.model.source import BatchRange, Position, Source
+from icetide.model.positions import BinlogPositionJson
+from icetide.model.source import BatchRange, Source
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
 from icetide.sources.mysql.filters import TableFilter
@@ -116,7 +117,7 @@ def spark_schema(schema: TableSchema) -> StructType:
     return StructType(fields)
 
 
-class MySqlSource(Source):
+class MySqlSource(Source[BinlogPositionJson]):
     """Followed tables of one MySQL/MariaDB server; key ``mysql:<name>``."""
 
     def __init__(self, config: MySqlSourceConfig) -> None:
@@ -193,7 +194,7 @@ class MySqlSource(Source):
         for table in self.tables:  # the binlog phase starts with the snapshot's schemas
             self.schemas.book.seed(table, self.schemas.baseline(table))
 
-    def initial_position(self) -> Position:
+    def initial_position(self) -> BinlogPositionJson:
         """Open the first snapshot view; its binlog position is where the binlog starts."""
         tables = self.tables
         if not tables:
@@ -220,7 +221,8 @@ class MySqlSource(Source):
             after, done = chunk.last_key, chunk.done
         return rows, after, done
 
-    def _plan_snapshot(self, start: Position, pos: CdcPosition, limit: int) -> BatchRange:
+    def _plan_snapshot(self, start: BinlogPositionJson, pos: CdcPosition, limit: int
+            ) -> BatchRange[BinlogPositionJson]:
         progress = pos.current()
         assert progress is not None
         view = self._ensure_view(pos)
@@ -234,7 +236,7 @@ class MySqlSource(Source):
         out = end.to_json()
         return BatchRange(start, out, len(rows), self._info[self._key(start, out)])
 
-    def _remember_snapshot(self, start: Position, end: Position, table: str,
+    def _remember_snapshot(self, start: BinlogPositionJson, end: BinlogPositionJson, table: str,
                            rows: list[tuple[Any, ...]], view: SnapshotView) -> None:
         seq = sequence(view.position.file, view.position.pos)
         schema = self.schemas.baseline(table)
@@ -256,7 +258,8 @@ class MySqlSource(Source):
             out[table] = to_rows(collapse(items, schema.primary_key), schema)
         return out, schemas
 
-    def _finish_binlog(self, start: Position, pos: CdcPosition, batch: BinlogBatch) -> BatchRange:
+    def _finish_binlog(self, start: BinlogPositionJson, pos: CdcPosition, batch: BinlogBatch
+            ) -> BatchRange[BinlogPositionJson]:
         end = pos.at(batch.end).to_json()
         info: dict[str, Any] = {"phase": "binlog", "caught_up": batch.caught_up,
                                 "transactions": batch.transactions, "changes": len(batch.changes)}
@@ -272,7 +275,8 @@ class MySqlSource(Source):
 
     # --- Source API ------------------------------------------------------------------
 
-    def plan(self, start: Position, max_records: int | None = None) -> BatchRange | None:
+    def plan(self, start: BinlogPositionJson, max_records: int | None = None
+            ) -> BatchRange[BinlogPositionJson] | None:
         limit = max_records or self.config.max_records
         pos = CdcPosition.from_json(start)
         if pos.phase == "snapshot":
@@ -282,7 +286,8 @@ class MySqlSource(Source):
             return None
         return self._finish_binlog(start, pos, batch)
 
-    def plan_to(self, start: Position, end: Position) -> BatchRange:
+    def plan_to(self, start: BinlogPositionJson, end: BinlogPositionJson
+            ) -> BatchRange[BinlogPositionJson]:
         s, e = CdcPosition.from_json(start), CdcPosition.from_json(end)
         if s.phase == "binlog":
             if e.phase != "binlog":
@@ -292,7 +297,8 @@ class MySqlSource(Source):
             return self._finish_binlog(start, s, batch)
         return self._replan_snapshot(start, s, e)
 
-    def _replan_snapshot(self, start: Position, s: CdcPosition, e: CdcPosition) -> BatchRange:
+    def _replan_snapshot(self, start: BinlogPositionJson, s: CdcPosition, e: CdcPosition
+            ) -> BatchRange[BinlogPositionJson]:
         progress = s.current()
         assert progress is not None
         target = next(t for t in e.tables if t.table == progress.table)
@@ -306,10 +312,10 @@ class MySqlSource(Source):
         return BatchRange(start, end, len(rows), self._info[self._key(start, end)])
 
     @staticmethod
-    def _key(start: Position, end: Position) -> str:
+    def _key(start: BinlogPositionJson, end: BinlogPositionJson) -> str:
         return json.dumps([start, end], sort_keys=True, default=str)
 
-    def _remember(self, start: Position, end: Position, rows: Rows,
+    def _remember(self, start: BinlogPositionJson, end: BinlogPositionJson, rows: Rows,
                   schemas: dict[str, TableSchema], info: dict[str, Any]) -> None:
         key = self._key(start, end)
         self._cache[key], self._schemas_of[key], self._info[key] = rows, schemas, info
@@ -317,7 +323,7 @@ class MySqlSource(Source):
             oldest = next(iter(self._cache))
             del self._cache[oldest], self._schemas_of[oldest], self._info[oldest]
 
-    def rows(self, batch: BatchRange) -> Rows:
+    def rows(self, batch: BatchRange[BinlogPositionJson]) -> Rows:
         """The batch as Spark-ready tuples per table (last change per key), in the column
         order of :meth:`batch_schemas`."""
         key = self._key(batch.start, batch.end)
@@ -325,18 +331,19 @@ class MySqlSource(Source):
             self.plan_to(batch.start, batch.end)
         return self._cache[key]
 
-    def batch_schemas(self, batch: BatchRange) -> dict[str, TableSchema]:
+    def batch_schemas(self, batch: BatchRange[BinlogPositionJson]) -> dict[str, TableSchema]:
         """The schema of each table's rows in ``batch`` (the one they were converted with)."""
         self.rows(batch)
         return self._schemas_of[self._key(batch.start, batch.end)]
 
-    def read_tables(self, spark: SparkSession, batch: BatchRange) -> dict[str, DataFrame]:
+    def read_tables(self, spark: SparkSession, batch: BatchRange[BinlogPositionJson]
+            ) -> dict[str, DataFrame]:
         """One DataFrame per table with rows in the batch."""
         schemas = self.batch_schemas(batch)
         return {t: spark.createDataFrame(rows, spark_schema(schemas[t]))
                 for t, rows in self.rows(batch).items()}
 
-    def read(self, spark: SparkSession, batch: BatchRange) -> DataFrame:
+    def read(self, spark: SparkSession, batch: BatchRange[BinlogPositionJson]) -> DataFrame:
         """The batch of a single-table source (use :meth:`read_tables` for several)."""
         if len(self.tables) != 1:
             raise SourceError(
@@ -346,7 +353,7 @@ class MySqlSource(Source):
         schema = self.batch_schemas(batch).get(table) or self.schema(table)
         return spark.createDataFrame(self.rows(batch).get(table, []), spark_schema(schema))
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: BinlogPositionJson) -> dict[str, Any]:
         pos = CdcPosition.from_json(position)
         head = current_position(self._connection())
         same = head.file == pos.binlog.file
