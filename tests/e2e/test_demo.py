@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from icetide.config import Settings
-from icetide.devkit.embedded.broker import free_port
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB
+from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.query.catalog_info import live_rows
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog

@@ -31,26 +31,26 @@ def where(location: SourceLocation | None) -> str:
     return f"{location}: " if location is not None else ""
 
 
+def _matching(value: str, pattern: re.Pattern[str], what: str, problem: str) -> str:
+    if not isinstance(value, str) or not pattern.match(value):
+        raise PipelineError(f"{what} {value!r} {problem}")
+    return value
+
+
 def check_identifier(value: str, what: str) -> str:
     """``value`` if it is a plain SQL identifier, else a PipelineError naming ``what``."""
-    if not isinstance(value, str) or not IDENT_RE.match(value):
-        raise PipelineError(
-            f"{what} {value!r} is not a plain identifier: use letters, digits and '_' "
-            "and start with a letter or '_', e.g. 'user_id'"
-        )
-    return value
+    return _matching(value, IDENT_RE, what,
+                     "is not a plain identifier: use letters, digits and '_' and start with a "
+                     "letter or '_', e.g. 'user_id'")
 
 
 def check_column(value: str, what: str) -> str:
     """A column reference: an identifier, a dotted nested field, or a `backticked` name."""
     if isinstance(value, str) and len(value) > 2 and value[0] == value[-1] == "`":
         return value[1:-1]
-    if not isinstance(value, str) or not COLUMN_RE.match(value):
-        raise PipelineError(
-            f"{what} {value!r} is not a column name: write a plain name like 'productId', "
-            "a nested field like 'user.id', or quote it with backticks"
-        )
-    return value
+    return _matching(value, COLUMN_RE, what,
+                     "is not a column name: write a plain name like 'productId', a nested "
+                     "field like 'user.id', or quote it with backticks")
 
 
 def check_stored_column(value: str, what: str) -> str:

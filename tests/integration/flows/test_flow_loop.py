@@ -10,7 +10,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from icetide.config import KafkaConfig
-from icetide.devkit.embedded.broker import EmbeddedBroker, free_port
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.reads import read_json
 from icetide.flows.context import BatchContext

@@ -37,7 +37,8 @@ from icetide.devkit.demo.report import (
     lake_counts,
 )
 from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, Shop, choose_dims, shop_database
-from icetide.devkit.embedded.broker import EmbeddedBroker, free_port, port_in_use
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
 from icetide.errors import PipelineError

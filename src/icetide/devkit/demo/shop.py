@@ -23,8 +23,8 @@ from typing import Any, Literal
 import pymysql
 
 from icetide.config import Settings
-from icetide.devkit.embedded.broker import port_in_use
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.devkit.embedded.process import port_in_use
 from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import RuntimeSetupError
 

@@ -24,7 +24,6 @@ import atexit
 import contextlib
 import logging
 import os
-import socket
 import stat
 import subprocess
 import time
@@ -32,31 +31,12 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
+from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use, stop_process
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = "127.0.0.1"
 _RUNNING: set[EmbeddedBroker] = set()
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port on ``host`` that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def port_in_use(port: int, host: str = LOOPBACK) -> bool:
-    """Whether binding ``host:port`` fails (something already listens there)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-        return False
 
 
 def tansu_binary() -> Path:
@@ -195,14 +175,7 @@ class EmbeddedBroker:
         _RUNNING.discard(self)
         if proc is None or proc.poll() is not None:
             return
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("Tansu broker pid %d ignored SIGTERM for %.0fs: killing it",
-                        proc.pid, timeout)
-            proc.kill()
-            proc.wait()
+        stop_process(proc, "Tansu broker", timeout)
         log.info("stopped Tansu broker on %s", self.bootstrap)
 
     def kill(self) -> None:

@@ -30,8 +30,6 @@ import logging
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -42,6 +40,7 @@ from typing import Any, Literal
 
 import pymysql
 
+from icetide.devkit.embedded.process import free_port, stop_process
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
@@ -89,12 +88,6 @@ class MariaDBInfo:
         return pymysql.connect(**self.connect_args(role, database))
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _binary(name: str, fallback: str) -> str:
     found = shutil.which(name) or (fallback if Path(fallback).exists() else None)
     if not found:
@@ -108,7 +101,7 @@ class EmbeddedMariaDB:
     def __init__(self, data_dir: str | Path, port: int | None = None, server_id: int = 1) -> None:
         self.root = Path(data_dir).resolve()
         self._port_chosen = port is None
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.server_id = server_id
         self._proc: subprocess.Popen[bytes] | None = None
         self._info: MariaDBInfo | None = None
@@ -219,7 +212,7 @@ class EmbeddedMariaDB:
                 busy = "Address already in use" in str(exc)
                 if not (busy and self._port_chosen) or attempt == 2:
                     raise
-                self.port = _free_port()  # another process took the free port meanwhile
+                self.port = free_port()  # another process took the free port meanwhile
                 cnf.write_text(self._defaults())
         creds = self._credentials()
         self._create_users(creds)
@@ -284,16 +277,7 @@ class EmbeddedMariaDB:
     def stop(self, timeout: float = 30.0) -> None:
         """Clean shutdown (SIGTERM, then SIGKILL after ``timeout``); idempotent."""
         proc, self._proc, self._info = self._proc, None, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("mariadbd (pid %d) ignored SIGTERM for %.0fs; killing it",
-                        proc.pid, timeout)
-            proc.kill()
-            proc.wait()
+        stop_process(proc, "mariadbd", timeout)
 
     def kill(self) -> None:
         """Crash the server (SIGKILL): for recovery tests."""

@@ -16,7 +16,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,7 @@ from types import TracebackType
 
 import psycopg2
 
+from icetide.devkit.embedded.process import free_port
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
@@ -39,14 +39,6 @@ def find_bin_dir(pattern: str = BIN_GLOB) -> Path:
     if not candidates:
         raise RuntimeSetupError(f"no PostgreSQL server binaries under {pattern}: {INSTALL_HINT}")
     return max(candidates, key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
-
-
-def free_port() -> int:
-    """A currently free TCP port on 127.0.0.1."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _run_as_user() -> str | None:

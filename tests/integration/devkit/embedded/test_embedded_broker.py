@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient
 
 from icetide.cli.broker_cmd import broker as broker_cli
-from icetide.devkit.embedded.broker import EmbeddedBroker, free_port, port_in_use, tansu_binary
+from icetide.devkit.embedded.broker import EmbeddedBroker, tansu_binary
+from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.errors import RuntimeSetupError
 
 pytestmark = pytest.mark.kafka
