@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from icetide.config import Settings
+from icetide.engine.hooks import NoChangelog
 from icetide.engine.reads import read_source_hook
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
@@ -119,11 +120,13 @@ class SparkFlowAnalyzer:
     def _read(self, name: str, streaming: bool, read: list[str]) -> DataFrame:
         qualified = self.graph.qualify(name)
         read.append(qualified)
+        declared = self.graph.tables.get(qualified)
+        if streaming and declared is not None and declared.primary_key and not declared.changelog:
+            raise NoChangelog(f"{self.catalog}.{qualified}")
         if self.exists(qualified):
             df = self.spark.table(f"{self.catalog}.{qualified}").limit(0)
             schema = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-            changelog = qualified + CHANGELOG_SUFFIX
-            if streaming and self.exists(changelog):
+            if streaming and self.exists(qualified + CHANGELOG_SUFFIX):
                 schema.update(CHANGELOG_STREAM_COLUMNS)
             return self.spark.createDataFrame([], _ddl(schema))
         if qualified in self.graph.tables:

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 from icetide.engine.reads import read_source_hook
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, current_batch
+from icetide.lake.commit import load_table
 from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
 from icetide.tables.changelog import changelog_table_name
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 #: Tables a compiled flow has seen to exist (bound while its transform runs): tables are
 #: not dropped under a running flow, so each is looked up in the catalog once per flow.
@@ -53,6 +54,8 @@ def read_table(name: str, streaming: bool) -> DataFrame:
     is_pk = _exists(ctx, changelog)
     source = IcebergTableSource(ctx.spark, changelog if is_pk else ident)
     if source.key not in ctx.sources:  # discovery: first sight of this input
+        if not is_pk and primary_key_of(ctx.spark, ident):  # changes would be refused
+            source = IcebergTableSource(ctx.spark, ident, upserts=True)
         start = source.initial_position()
         ctx.add_source(source, source.plan_to(start, start))
     rows = ctx.read_source(source.key)
@@ -60,6 +63,22 @@ def read_table(name: str, streaming: bool) -> DataFrame:
         return rows
     columns = [f.name for f in ctx.spark.table(ident).schema.fields]
     return flatten_changelog(rows, columns)
+
+
+def primary_key_of(spark: SparkSession, ident: str) -> list[str]:
+    """The identifier fields (primary key) of Iceberg table ``ident``; [] for none."""
+    return list(load_table(spark, ident).schema().identifierFieldNames())
+
+
+class NoChangelog(PipelineError):
+    """``dp.read_stream`` of a primary-key table that keeps no changelog."""
+
+    def __init__(self, ident: str) -> None:
+        super().__init__(
+            f"dp.read_stream({ident.split('.', 1)[1]!r}) reads a primary-key table that keeps "
+            "no changelog, so its updates and deletes (MERGE commits) could not be streamed: "
+            "declare the table with changelog=True, or read it with dp.read() as a lookup"
+        )
 
 
 class MissingTable(PipelineError):

@@ -24,15 +24,19 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _APPEND_OPS = frozenset({"append"})
+_CHANGE_OPS = frozenset({"overwrite", "delete"})  # "replace" (compaction) changes no rows
 
 
 class IcebergTableSource(Source[TableSnapshotPosition]):
     """The appended rows of a lake table; key ``iceberg:<catalog.db.table>``."""
 
-    def __init__(self, spark: SparkSession, ident: str) -> None:
+    def __init__(self, spark: SparkSession, ident: str, *, upserts: bool = False) -> None:
         self.spark = spark
         self.ident = ident
         self.key = f"iceberg:{ident}"
+        #: A primary-key table read without a changelog: its MERGE commits (operation
+        #: overwrite/delete) cannot be streamed, so meeting one is an error, never a skip.
+        self.upserts = upserts
 
     def _table(self) -> Any:
         from icetide.lake.commit import load_table
@@ -49,7 +53,14 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         chain: list[tuple[int, int]] = []
         while snap is not None and snap.snapshotId() != start:
             summary = dict(snap.summary())
-            added = int(summary.get("added-records", "0")) if snap.operation() in _APPEND_OPS else 0
+            op = snap.operation()
+            if self.upserts and start is not None and op in _CHANGE_OPS:
+                raise SourceError(
+                    f"{self.ident} is a primary-key table without a changelog and snapshot "
+                    f"{snap.snapshotId()} changed rows ({op}); streaming it would miss those "
+                    "changes: declare the table with changelog=True (then rebuild this "
+                    "flow's target), or read it with dp.read() as a lookup")
+            added = int(summary.get("added-records", "0")) if op in _APPEND_OPS else 0
             chain.append((int(snap.snapshotId()), added))
             parent = snap.parentId()
             snap = table.snapshot(parent) if parent is not None else None
