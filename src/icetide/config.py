@@ -90,6 +90,9 @@ class KafkaConfig(_Section):
     max_records_per_trigger: int = Field(default=2_000_000, ge=1)
     offset_out_of_range: Literal["earliest", "latest", "fail"] = "fail"
     retry_backoff_max: float = Field(default=30.0, gt=0)
+    #: How long planning waits for an unreachable broker before ``--once`` fails (seconds;
+    #: null: for ever). A continuous run keeps retrying after it, logging each failure.
+    retry_timeout: float | None = Field(default=300.0, gt=0)
     properties: dict[str, str] = Field(default_factory=dict)
 
 
@@ -98,6 +101,9 @@ class FlowsConfig(_Section):
 
     trigger_interval: float = 5.0  # seconds; YAML may say "5s"
     changelog: bool = False
+    #: A continuous flow whose batches fail this many times in a row (not counting an
+    #: unreachable source) stops, and the run with it, showing the error.
+    max_failures: int = Field(default=5, ge=1)
 
     @field_validator("trigger_interval", mode="before")
     @classmethod

@@ -23,6 +23,11 @@ class SourceError(IcetideError):
     """A source (Kafka, MySQL binlog, Debezium) cannot deliver what was asked."""
 
 
+class SourceUnavailableError(SourceError):
+    """A source could not be reached within the configured time (transient: a continuous
+    run keeps retrying; ``--once`` stops with this error)."""
+
+
 class OffsetOutOfRangeError(SourceError):
     """A committed Kafka offset is no longer (or not yet) available on the broker."""
 

@@ -12,6 +12,7 @@ import click
 
 from icetide.cli.options import conf_option, config_option, context_from
 from icetide.flows.loop import BatchResult
+from icetide.runtime.interrupt import request_stop
 
 
 def _print_batch(result: BatchResult) -> None:
@@ -55,6 +56,7 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     def on_signal(signum: int, frame: FrameType | None) -> None:
         click.echo("stopping after the current batch…", err=True)
         stop.set()
+        request_stop()  # retry waits (an unreachable broker or database) end at once
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)

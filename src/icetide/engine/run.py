@@ -184,7 +184,8 @@ class PipelineRun:
             try:
                 loop = FlowLoop(self.spark, flow)
                 pacer = FreshnessPacer(loop, self.freshness_target(flow), self.trigger_interval())
-                loop.run_forever(self.trigger_interval(), stop, on_batch, pace=pacer)
+                loop.run_forever(self.trigger_interval(), stop, on_batch, pace=pacer,
+                                 max_failures=self.settings.flows.max_failures)
             except BaseException as exc:
                 log.error("flow %s stopped: %s", flow.name, exc)
                 errors.append(exc)

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import TYPE_CHECKING, Any
 
-from icetide.errors import IcetideError
+from icetide.errors import IcetideError, SourceUnavailableError
 from icetide.flows.context import BatchContext, bound
 from icetide.lake import commit
 from icetide.lake.sinks import AppendSink, Sink
 from icetide.model.markers import Marker, same_position
 from icetide.model.source import AnyBatch, AnySource
+from icetide.runtime.interrupt import Interrupted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -307,11 +308,15 @@ class FlowLoop:
 
     def run_forever(self, trigger_interval: float, stop: Event,
                     on_batch: Callable[[BatchResult], None] | None = None,
-                    pace: Callable[[BatchResult | None], float] | None = None) -> None:
+                    pace: Callable[[BatchResult | None], float] | None = None,
+                    max_failures: int = 5) -> None:
         """Continuous mode: a batch every ``trigger_interval`` seconds until ``stop`` is set.
 
         ``pace`` (e.g. the freshness planner) sees every batch result and returns the
-        seconds between batch starts instead of ``trigger_interval``.
+        seconds between batch starts instead of ``trigger_interval``. An unreachable source
+        is waited for (with backoff) for as long as it takes; any other failure is retried
+        with backoff ``max_failures`` times in a row, then raised: a bug in the flow's code
+        or a query Spark cannot analyse does not loop for ever.
         """
         failures = 0
         while not stop.is_set():
@@ -319,16 +324,21 @@ class FlowLoop:
             try:
                 result = self.run_batch()
                 failures = 0
-            except ConcurrentWriterError as exc:
-                log.warning("%s; planning again from its commit", exc)
+            except (ConcurrentWriterError, SourceUnavailableError) as exc:
+                log.warning("flow %s: %s; retrying", self.flow.name, exc)
+                stop.wait(min(5.0, max(1.0, trigger_interval)))
                 continue
+            except Interrupted:
+                return
             except IcetideError:
                 raise
-            except Exception:
+            except Exception as exc:
                 failures += 1
+                if failures >= max_failures:
+                    raise FlowFailed(self.flow.name, failures, exc) from exc
                 delay = min(2.0 ** failures, 60.0)
-                log.exception("flow %s: batch failed (attempt %d); retrying in %.0fs",
-                              self.flow.name, failures, delay)
+                log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
+                              self.flow.name, failures, max_failures, delay)
                 stop.wait(delay)
                 continue
             if result is not None and on_batch is not None:
@@ -337,3 +347,16 @@ class FlowLoop:
             if result is not None and not result.caught_up:
                 continue  # behind: next batch immediately
             stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+class FlowFailed(IcetideError):
+    """A flow's batches failed ``failures`` times in a row (not a transient outage)."""
+
+    def __init__(self, flow: str, failures: int, cause: BaseException) -> None:
+        first = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:500]
+        super().__init__(
+            f"flow {flow!r} stopped after {failures} failed batches in a row: "
+            f"{type(cause).__name__}: {first} (fix the flow's code or data, then run again; "
+            "flows.max_failures sets how many tries)"
+        )
+        self.flow = flow

@@ -19,5 +19,6 @@ class Config(SourceConfig):
 def build(name: str, config: Config, settings: Settings) -> DebeziumSource:
     debezium = DebeziumConfig(name, config.table, columns_from(name, config.columns),
                               config.primary_key)
-    kafka = KafkaSource(config.topic, settings.kafka, bootstrap=config.bootstrap)
+    kafka = KafkaSource(config.topic, settings.kafka, bootstrap=config.bootstrap,
+                       retry_patience=settings.kafka.retry_timeout)
     return DebeziumSource(debezium, kafka)

@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from icetide.errors import SourceError
+from icetide.errors import SourceUnavailableError
+from icetide.runtime.interrupt import pause
 
 if TYPE_CHECKING:
     from icetide.config import KafkaConfig
@@ -93,11 +94,12 @@ def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPoli
             waited = time.monotonic() - began
             wait = delay(failures)
             if policy.patience is not None and waited + wait > policy.patience:
-                raise SourceError(
+                raise SourceUnavailableError(
                     f"Kafka at {bootstrap} unreachable while trying to {what}: {exc} "
                     f"({failures} attempts over {waited:.1f}s). Check that the broker runs "
-                    "(`icetide broker start` for the embedded one) and kafka.bootstrap"
+                    "(`icetide broker start` for the embedded one) and kafka.bootstrap; "
+                    "kafka.retry_timeout (ICETIDE_KAFKA__RETRY_TIMEOUT) sets how long to wait"
                 ) from exc
             log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs", bootstrap, what,
                         exc, failures, wait)
-            time.sleep(wait)
+            pause(wait)

@@ -14,4 +14,5 @@ class Config(SourceConfig):
 
 
 def build(name: str, config: Config, settings: Settings) -> KafkaSource:
-    return KafkaSource(config.topic, settings.kafka, bootstrap=config.bootstrap)
+    return KafkaSource(config.topic, settings.kafka, bootstrap=config.bootstrap,
+                       retry_patience=settings.kafka.retry_timeout)

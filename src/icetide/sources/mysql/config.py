@@ -46,6 +46,8 @@ class Config(SourceConfig):
     max_view_age: float | None = Field(default=None, gt=0)
     #: TLS to the server: ``required`` encrypts, ``verify`` also checks the certificate
     #: against ``tls_ca`` (a CA file) and the host name.
+    #: Seconds an unreachable server is retried before ``--once`` fails (null: for ever).
+    retry_timeout: float | None = Field(default=300.0, gt=0)
     tls: Literal["disabled", "required", "verify"] = "disabled"
     tls_ca: str | None = None
 
@@ -79,4 +81,5 @@ def build(name: str, config: Config, settings: Settings) -> MySqlDeclaration:
              if (value := getattr(config, key)) is not None}
     return MySqlDeclaration(MySqlSourceConfig(
         name=name, connection=connection, include=config.include, exclude=config.exclude,
-        drop_policy=config.drop_policy, **extra), unusable=missing)
+        drop_policy=config.drop_policy, retry_timeout=config.retry_timeout, **extra),
+        unusable=missing)

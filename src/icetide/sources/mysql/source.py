@@ -39,9 +39,10 @@ import pymysql
 
 from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
-from icetide.errors import SourceError
+from icetide.errors import SourceError, SourceUnavailableError
 from icetide.model.positions import BinlogPositionJson
 from icetide.model.source import BatchRange, Source
+from icetide.runtime.interrupt import pause
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
 from icetide.sources.mysql.filters import TableFilter
@@ -91,6 +92,7 @@ class MySqlSourceConfig:
     snapshot_method: Method = "auto"
     max_view_age: float = 600.0
     use_gtid: bool = False
+    retry_timeout: float | None = 300.0  # seconds an unreachable server is retried
 
 
 def _spark_type(name: str) -> Any:
@@ -117,6 +119,35 @@ def spark_schema(schema: TableSchema) -> StructType:
     return StructType(fields)
 
 
+#: pymysql error codes of a server that cannot be reached (yet): retried, not fatal.
+_UNREACHABLE = frozenset({2002, 2003, 2006, 2013})
+
+
+def connect_with_retry(config: MySqlSourceConfig, key: str) -> pymysql.Connection[Any]:
+    """Connect as the CDC user; an unreachable server is retried with backoff for
+    ``config.retry_timeout`` seconds, then :class:`SourceUnavailableError`."""
+    where = f"{config.connection.get('host')}:{config.connection.get('port')}"
+    began, failures = time.monotonic(), 0
+    while True:
+        try:
+            return pymysql.connect(**{**config.connection, "autocommit": True})
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] not in _UNREACHABLE:
+                raise SourceError(f"cannot connect to MySQL at {where} for source {key}: "
+                                  f"{exc}; check host, port and credentials") from exc
+            failures += 1
+            wait = min(30.0, 0.2 * 2 ** (failures - 1))
+            waited = time.monotonic() - began
+            if config.retry_timeout is not None and waited + wait > config.retry_timeout:
+                raise SourceUnavailableError(
+                    f"MySQL at {where} unreachable for source {key}: {exc} ({failures} "
+                    f"attempts over {waited:.1f}s); check that it runs; the source's "
+                    "retry_timeout sets how long to wait") from exc
+            log.warning("MySQL at %s unreachable (%s); retry %d in %.1fs", where, exc,
+                        failures, wait)
+            pause(wait)
+
+
 class MySqlSource(Source[BinlogPositionJson]):
     """Followed tables of one MySQL/MariaDB server; key ``mysql:<name>``."""
 
@@ -139,12 +170,7 @@ class MySqlSource(Source[BinlogPositionJson]):
     def _connection(self) -> pymysql.Connection[Any]:
         if self._conn is None or not self._conn.open:
             self._view = None
-            try:
-                self._conn = pymysql.connect(**{**self.config.connection, "autocommit": True})
-            except pymysql.err.OperationalError as exc:
-                where = f"{self.config.connection.get('host')}:{self.config.connection.get('port')}"
-                raise SourceError(f"cannot connect to MySQL at {where} for source "
-                                  f"{self.key}: {exc}; check host, port and credentials") from exc
+            self._conn = connect_with_retry(self.config, self.key)
             check_server(self._conn)
         return self._conn
 

@@ -1,0 +1,42 @@
+"""Stopping promptly: one process-wide stop request that every wait honours.
+
+``icetide run`` calls :func:`request_stop` on SIGINT/SIGTERM. Retry loops wait with
+:func:`pause` instead of ``time.sleep``: it returns early and raises :class:`Interrupted`
+once a stop is requested, so a run that is backing off from an unreachable broker or
+database still ends within a second.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from icetide.errors import IcetideError
+
+_STOP = threading.Event()
+
+
+class Interrupted(IcetideError):
+    """A stop was requested while waiting."""
+
+    def __init__(self) -> None:
+        super().__init__("stopped on request while waiting to retry")
+
+
+def request_stop() -> None:
+    """Ask every retry loop of this process to give up at its next wait."""
+    _STOP.set()
+
+
+def stop_requested() -> bool:
+    return _STOP.is_set()
+
+
+def reset() -> None:
+    """Forget a stop request (a new run in the same process, e.g. tests)."""
+    _STOP.clear()
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds``; raise :class:`Interrupted` if a stop is (or gets) requested."""
+    if _STOP.wait(seconds):
+        raise Interrupted()
