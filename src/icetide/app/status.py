@@ -28,6 +28,7 @@ from icetide.app.lag import LagProbe, SourceLag
 from icetide.engine.pacing import MODE_KEY, TARGET_KEY, WARN_KEY, FreshnessTarget
 from icetide.engine.quality import DROPPED_KEY, expectation_counts
 from icetide.flows.loop import ACHIEVED_FRESHNESS
+from icetide.lake.flow_errors import flow_errors
 from icetide.model.markers import Marker
 from icetide.pipelines.freshness import freshness_status
 from icetide.pipelines.graph import PipelineGraph
@@ -59,6 +60,8 @@ class TableStatus:
     dropped: int | None = None
     expectations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lag: tuple[SourceLag, ...] = ()
+    #: Flows that stopped on an error since the newest commit: flow → message.
+    errors: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -148,6 +151,7 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         mode=extra.get(MODE_KEY), dead_letters=latest.dlq_rows if latest is not None else None,
         dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
         expectations=expectation_counts(extra), lag=_lag(walk, lag),
+        errors=flow_errors(table.properties, current.timestamp_ms if current else None),
     )
 
 

@@ -27,6 +27,7 @@ from icetide.engine.targets import ensure_table
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
+from icetide.lake.flow_errors import record_flow_error
 from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.spec import FlowSpec, TableSpec
@@ -188,6 +189,7 @@ class PipelineRun:
                                  max_failures=self.settings.flows.max_failures)
             except BaseException as exc:
                 log.error("flow %s stopped: %s", flow.name, exc)
+                record_flow_error(self.spark, flow.target, flow.name, exc)
                 errors.append(exc)
                 stop.set()
 

@@ -4,6 +4,7 @@ whose code fails stops after flows.max_failures tries instead of retrying for ev
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,9 +16,14 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+from icetide.app.status import collect_status
+from icetide.config import FlowsConfig, Settings
 from icetide.devkit.embedded.process import free_port
+from icetide.engine.run import PipelineRun
 from icetide.flows.context import BatchContext
 from icetide.flows.loop import Flow, FlowFailed, FlowLoop
+from icetide.pipelines import load_pipeline
+from icetide.runtime.catalogs import pyiceberg_catalog
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
 
@@ -103,3 +109,25 @@ def test_a_failing_flow_stops_after_max_failures(
                                          r"ValueError: a bug in the flow's own code"):
         loop.run_forever(0.1, stop, max_failures=2)
     assert len(calls) == 2
+
+
+def test_status_shows_the_error_a_flow_stopped_on(
+        spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.flowerr")
+    spark.sql("CREATE TABLE lake.flowerr.src (uid string) USING iceberg")
+    (tmp_path / "icetide-pipeline.yml").write_text("name: flowerr\ncatalog: lake\n")
+    (tmp_path / "flows.py").write_text(
+        "from icetide import pipelines as dp\n"
+        "@dp.table(name='flowerr.out')\n"
+        "def out():\n"
+        "    return dp.read_stream('flowerr.src').selectExpr(\n"
+        "        \"IF(uid = 'bad', raise_error('uid must not be bad'), uid) AS uid\")\n")
+    settings = icetide_settings.model_copy(update={"flows": FlowsConfig(max_failures=2)})
+    spark.sql("INSERT INTO lake.flowerr.src VALUES ('good'), ('bad')")
+    with PipelineRun(spark, settings, load_pipeline(tmp_path), trigger_interval=0.2) as run, \
+            pytest.raises(FlowFailed, match="uid must not be bad"):
+        run.run_forever(threading.Event())
+    [row] = collect_status(pyiceberg_catalog(settings), ["flowerr.out"])
+    assert set(row.errors) == {"flowerr.out"}
+    assert "uid must not be bad" in row.errors["flowerr.out"]
+    assert "uid must not be bad" in json.dumps(row.to_json())
