@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -348,6 +349,19 @@ class BinlogReader:
             # rows of other schemas are skipped unparsed when only listed tables count
             only_schemas=schemas if schemas and self._listed_only else None,
         )
+
+    def seconds_behind(self, start: BinlogPosition, now: float | None = None) -> float:
+        """Age of the oldest change after ``start`` (0 when nothing is pending): the
+        commit time of the first transaction event the server logged after it."""
+        stream = self._stream(start)
+        try:
+            for ev in stream:
+                if isinstance(ev, RotateEvent) or not ev.timestamp:
+                    continue  # the stream's synthetic start events carry no commit time
+                return max(0.0, (time.time() if now is None else now) - float(ev.timestamp))
+            return 0.0
+        finally:
+            stream.close()
 
     def read(
         self, start: BinlogPosition, max_changes: int = 10_000,

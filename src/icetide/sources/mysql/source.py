@@ -383,8 +383,11 @@ class MySqlSource(Source[BinlogPositionJson]):
         pos = CdcPosition.from_json(position)
         head = current_position(self._connection())
         same = head.file == pos.binlog.file
+        caught_up = same and head.pos <= pos.binlog.pos
+        behind = 0.0 if caught_up else self._reader().seconds_behind(pos.binlog)
         return {"phase": pos.phase, "position": str(pos.binlog), "head": str(head),
-                "bytes_behind": head.pos - pos.binlog.pos if same else None}
+                "bytes_behind": head.pos - pos.binlog.pos if same else None,
+                "seconds_behind": behind}
 
     def close(self) -> None:
         self._close_view()

@@ -12,12 +12,14 @@ import pytest
 from mysql_cdc_helpers import Model, apply, create_items, drain, new_database, source_state
 from tests.mariadb_writer import Writer
 
+from icetide.app.lag import from_source_lag
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.errors import PositionLostError
 from icetide.sources.mysql.binlog import BinlogReader
 from icetide.sources.mysql.changes import Change
 from icetide.sources.mysql.position import BinlogPosition, CdcPosition
+from icetide.sources.mysql.schema import quote_table
 from icetide.sources.mysql.snapshot import current_position
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 
@@ -183,4 +185,23 @@ def test_seed_update_of_member_level_is_an_update(mariadb: MariaDBInfo) -> None:
     assert product[:4] == ("1", "test01", "test666", Decimal("8.1000"))
     assert product[5] == "u"
     conn.close()
+    source.close()
+
+
+def test_lag_reports_seconds_behind(mariadb: MariaDBInfo) -> None:
+    """Caught up: 0 s behind; with a change pending: the age of that change."""
+    db = new_database(mariadb)
+    table = create_items(mariadb, db, 5)
+    source = MySqlSource(MySqlSourceConfig(name=db, connection=mariadb.connect_args("cdc"),
+                                           include=(rf"{db}\.items",)))
+    pos = drain(source, source.initial_position(), {})
+    assert source.lag(pos)["seconds_behind"] == 0.0
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"UPDATE {quote_table(table)} SET qty = qty + 1 WHERE id = 1")
+    conn.commit()
+    conn.close()
+    time.sleep(1.5)
+    lag = from_source_lag(source.key, source.lag(pos))
+    assert lag.unit == "seconds" and lag.behind is not None and 1.0 <= lag.behind < 30
     source.close()
