@@ -214,6 +214,9 @@ class CdcApply:
     targets: dict[str, CdcTarget]  # by upstream table
     create: TargetFactory
     drop_policy: DropPolicy = "keep"
+    #: Where messages the source could not decode go (with ``dead_letters`` to read them).
+    dead_letter: str | None = None
+    dead_letters: Callable[[SparkSession, AnyBatch, str], DataFrame] | None = None
     pending: dict[str, DataFrame] = field(default_factory=dict)
 
     def sink_of(self, ident: str) -> MergeSink:
@@ -230,6 +233,8 @@ class CdcApply:
             self.pending = {t.ident: deletes_of(ctx.spark, t.ident) for t in self.targets.values()}
         else:
             self._prepare(ctx.spark, batch)
+            if self.dead_letter is not None and self.dead_letters is not None:
+                ctx.emit(self.dead_letter, self.dead_letters(ctx.spark, batch, ctx.flow))
         anchor = self.pending.pop(self.anchor, None)
         return anchor if anchor is not None else empty_frame(ctx.spark, self.anchor)
 

@@ -41,8 +41,11 @@ from icetide.engine.compile.context import CompileContext
 from icetide.engine.targets import OP_COLUMN, ensure_table
 from icetide.errors import PipelineError
 from icetide.flows.loop import Flow
+from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.sinks import MergeSink
 from icetide.pipelines.spec import FlowSpec, TableSpec
+from icetide.sources.debezium.source import DebeziumSource
+from icetide.sources.mysql.declared import MySqlDeclaration
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.merge_engines import deduplicate
 from icetide.tables.sql import quote_qualified, sql_string
@@ -70,8 +73,6 @@ def _ref(spec: FlowSpec) -> CdcRef:
 
 
 def _narrowed(ctx: CompileContext, spec: FlowSpec, ref: CdcRef) -> TableSource[Any]:
-    from icetide.sources.debezium.source import DebeziumSource
-    from icetide.sources.mysql.declared import MySqlDeclaration
 
     base = ctx.sources.get(ref.source)
     if isinstance(base, DebeziumSource):
@@ -178,7 +179,11 @@ def compile_auto_cdc(ctx: CompileContext, spec: FlowSpec) -> Flow:
     source.lake_tables = [anchor.split(".", 1)[1]]
     config = getattr(inner, "config", None)
     apply = CdcApply(source, anchor, targets, create, getattr(config, "drop_policy", "keep"))
+    if isinstance(inner, DebeziumSource):  # messages it cannot decode: dead letters
+        apply.dead_letter, apply.dead_letters = f"{anchor}_dlq", inner.dead_letters
+        ensure_dlq_table(ctx.spark, apply.dead_letter)
     return Flow(name=spec.name, target=anchor, sources={source.key: source},
+                side_tables=(apply.dead_letter,) if apply.dead_letter else (),
                 transform=apply.transform, sink=CdcSink(apply), event_time_column="_ts",
                 max_records=getattr(config, "max_records", None), catalog=ctx.catalog,
                 config=ctx.graph.spec.configuration, aliases=ctx.aliases)

@@ -12,7 +12,8 @@ class Config(SourceConfig):
     topic: str
     table: str
     primary_key: tuple[str, ...]
-    columns: dict[str, str]  # name → Spark type, in column order
+    #: name → Spark type, in column order; only needed for schema-less messages
+    columns: dict[str, str] | None = None
     bootstrap: str | None = None
 
 

@@ -7,11 +7,13 @@ same row shape as :class:`~icetide.sources.mysql.MySqlSource`: the table's colum
 (:mod:`icetide.cdc.apply`) does not know which source it has.
 
 Envelopes may come with or without the schema part (``{"schema": ..., "payload":
-{...}}`` or the payload alone). ``op = 'd'`` takes the ``before`` image; tombstones (null
-values after a delete) carry nothing and are skipped. Values are read as JSON text and
-cast to the declared column types, so numbers, ``decimal.handling.mode=string``
-decimals, ISO timestamps (``ZonedTimestamp``) and epoch-millisecond timestamps
-(``io.debezium.time.Timestamp``) all work; dates may be ISO text or epoch days.
+{...}}`` or the payload alone). With the schema, every value is decoded by its logical
+type (:mod:`.decode`: Connect decimals, Debezium dates, times and timestamps in ms/µs/ns,
+zoned timestamps, JSON, enums), and the table's columns come from it when the source
+declares none. Schema-less messages are read by the declared ``columns``. ``op = 'd'``
+takes the ``before`` image; tombstones (null values after a delete) carry nothing and
+are skipped. A message that cannot be decoded goes to the flow's dead-letter table with
+its raw bytes, topic/partition/offset and the reason; the rest of the batch commits.
 
 ``_pos`` orders a key's versions: Debezium routes every change of a key to the same
 partition, so the offset orders them; ``_pos = offset * 1000 + partition``.
@@ -23,13 +25,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
+from icetide.lake.dlq import dead_letters
+from icetide.model.markers import dumps
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
+from icetide.sources.debezium.arrow import META_DDL, EnvelopeDecoder
+from icetide.sources.debezium.decode import BadMessage, columns_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column as SparkColumn
     from pyspark.sql import DataFrame, SparkSession
 
     from icetide.sources.kafka import KafkaSource
@@ -52,6 +59,8 @@ class DebeziumConfig:
     def __post_init__(self) -> None:
         names = [n for n, _ in self.columns]
         bad = [t for _, t in self.columns if t not in _TYPES and not t.startswith("decimal(")]
+        if not self.columns and self.primary_key:
+            return  # the columns come from the messages' schema
         if not names or bad or not self.primary_key or set(self.primary_key) - set(names):
             raise SourceError(
                 f"debezium source {self.name!r}: columns {dict(self.columns)} / primary_key "
@@ -66,17 +75,26 @@ class DebeziumSource(Source[KafkaPosition]):
         self.config = config
         self.kafka = kafka
         self.key = f"debezium:{config.name}"
-        db, _, table = config.table.partition(".")
-        key = set(config.primary_key)
-        self._schema = TableSchema(db, table, tuple(
-            Column(n, t, t, n not in key) for n, t in config.columns), config.primary_key)
+        self._columns: tuple[tuple[str, str], ...] = config.columns
+        #: this batch's label, its decoded rows and raw messages (persisted until the next)
+        self._decoded: tuple[str, DataFrame, DataFrame] | None = None
 
     @property
     def tables(self) -> list[str]:
         return [self.config.table]
 
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """The declared columns, else those of the topic's first message with a schema."""
+        if not self._columns:
+            self._columns = columns_from_topic(self.kafka, self.config)
+        return self._columns
+
     def schema(self, table: str) -> TableSchema:
-        return self._schema
+        db, _, name = self.config.table.partition(".")
+        key = set(self.config.primary_key)
+        return TableSchema(db, name, tuple(Column(n, t, t, n not in key) for n, t in self.columns),
+                           self.config.primary_key)
 
     def initial_position(self) -> KafkaPosition:
         return self.kafka.initial_position()
@@ -89,10 +107,44 @@ class DebeziumSource(Source[KafkaPosition]):
         return self.kafka.plan_to(start, end)
 
     def batch_schemas(self, batch: BatchRange[KafkaPosition]) -> dict[str, TableSchema]:
-        return {self.config.table: self._schema}
+        return {self.config.table: self.schema(self.config.table)}
+
+    def _decode(self, spark: SparkSession, batch: BatchRange[KafkaPosition]) -> DataFrame:
+        """Every message of ``batch`` decoded once (kept until the next batch)."""
+        from pyspark import StorageLevel
+
+        label = dumps({"start": batch.start, "end": batch.end})
+        if self._decoded is None or self._decoded[0] != label:
+            self._release()
+            raw = self.kafka.read(spark, batch)
+            if not self.config.columns:  # schema-driven: the batch may bring new columns
+                raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+                self._columns = evolved(self.columns, batch_schemas_of(raw))
+            frame = decode_messages(raw, self.columns, self.config.primary_key)
+            self._decoded = (label, frame.persist(StorageLevel.MEMORY_AND_DISK), raw)
+        return self._decoded[1]
+
+    def _release(self) -> None:
+        if self._decoded is not None:
+            self._decoded[1].unpersist()
+            self._decoded[2].unpersist()
+            self._decoded = None
 
     def read(self, spark: SparkSession, batch: BatchRange[KafkaPosition]) -> DataFrame:
-        return decode_envelopes(self.kafka.read(spark, batch), self.config.columns)
+        """The batch's changes: the columns, ``_op``, ``_pos`` and ``_ts``."""
+        from pyspark.sql import functions as F
+
+        rows = self._decode(spark, batch).where(F.col("_error").isNull())
+        return rows.select(*[n for n, _ in self.columns], "_op", "_pos", "_ts")
+
+    def dead_letters(self, spark: SparkSession, batch: BatchRange[KafkaPosition],
+                     flow: str) -> DataFrame:
+        """The batch's messages that could not be decoded, as dead-letter rows."""
+        from pyspark.sql import functions as F
+
+        bad = self._decode(spark, batch).where(F.col("_error").isNotNull())
+        return dead_letters(bad.withColumnRenamed("_error", "error"), flow=flow,
+                            source=self.key)
 
     def read_tables(self, spark: SparkSession, batch: BatchRange[KafkaPosition]
             ) -> dict[str, DataFrame]:
@@ -103,59 +155,63 @@ class DebeziumSource(Source[KafkaPosition]):
         return self.kafka.lag(position)
 
     def close(self) -> None:
+        self._release()
         self.kafka.close()
 
 
-def _image_type(columns: Sequence[tuple[str, str]]) -> str:
-    fields = ", ".join(f"`{n.replace('`', '``')}`: string" for n, _ in columns)
-    return f"struct<{fields}>"
-
-
-def envelope_schema(columns: Sequence[tuple[str, str]]) -> str:
-    """DDL of an envelope with or without the schema part (values as JSON text)."""
-    image = _image_type(columns)
-    body = f"before: {image}, after: {image}, op: string, ts_ms: bigint"
-    return f"struct<payload: struct<{body}>, {body}>"
-
-
-def _typed(text: SparkColumn, spark_type: str) -> SparkColumn:
+def batch_schemas_of(raw: DataFrame) -> list[Mapping[str, Any]]:
+    """The distinct envelope schemas of a batch's messages, in offset order."""
     from pyspark.sql import functions as F
 
-    digits = text.rlike(r"^-?[0-9]+$")
-    if spark_type in ("timestamp", "timestamp_ntz"):
-        millis = F.timestamp_millis(text.cast("bigint")).cast(spark_type)
-        return F.when(digits, millis).otherwise(text.cast(spark_type))
-    if spark_type == "date":
-        days = F.date_add(F.lit("1970-01-01").cast("date"), text.cast("int"))
-        return F.when(digits, days).otherwise(text.cast("date"))
-    if spark_type == "binary":
-        return F.unbase64(text)
-    return text.cast(spark_type)
+    text = F.get_json_object(F.col("value").cast("string"), "$.schema")
+    rows = (raw.select(text.alias("schema"), "offset").where(F.col("schema").isNotNull())
+            .groupBy("schema").agg(F.min("offset").alias("first")).orderBy("first").collect())
+    return [orjson.loads(r["schema"]) for r in rows]
 
 
-def decode_envelopes(raw: DataFrame, columns: Sequence[tuple[str, str]]) -> DataFrame:
-    """Kafka rows (``RAW_SCHEMA_DDL``) → table rows with ``_op``, ``_pos``, ``_ts``."""
-    from pyspark.sql import functions as F
+def evolved(columns: Sequence[tuple[str, str]],
+            schemas: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """``columns`` with the columns later schemas add appended (and their newer types):
+    the target then evolves through the CDC schema path (:mod:`icetide.cdc.schema_sync`)."""
+    out = dict(columns)
+    for schema in schemas:
+        try:
+            found = columns_of(schema)
+        except BadMessage:
+            continue
+        out.update(found)
+    return tuple(out.items())
 
-    env = F.from_json(F.col("value").cast("string"), envelope_schema(columns))
-    parsed = raw.where(F.col("value").isNotNull()).select(
-        env.alias("e"), F.col("offset"), F.col("partition"))
 
-    def field(name: str) -> SparkColumn:
-        return F.coalesce(F.col(f"e.payload.{name}"), F.col(f"e.{name}"))
+def decode_messages(raw: DataFrame, columns: Sequence[tuple[str, str]],
+                    key: Sequence[str]) -> DataFrame:
+    """Kafka rows → decoded change rows + ``_error`` (see :mod:`.arrow`), in the tasks."""
+    ddl = ", ".join(f"`{n.replace('`', '``')}` {t}" for n, t in columns)
+    return raw.mapInArrow(EnvelopeDecoder(tuple(columns), tuple(key)),
+                          f"{ddl}, {META_DDL}" if ddl else META_DDL)
 
-    op = field("op")
-    image = F.when(op == "d", field("before")).otherwise(field("after"))
-    cols = [_typed(image.getField(n), t).alias(n) for n, t in columns]
-    pos = (F.col("offset").cast("decimal(38,0)") * 1000 + F.col("partition")).cast(
-        "decimal(38,0)")
-    return parsed.where(op.isin("c", "u", "d", "r")).select(
-        *cols, op.alias("_op"), pos.alias("_pos"),
-        F.timestamp_millis(field("ts_ms")).alias("_ts"))
+
+def columns_from_topic(kafka: KafkaSource, config: DebeziumConfig,
+                       scan: int = 1000) -> tuple[tuple[str, str], ...]:
+    """The columns of the first of the topic's first ``scan`` messages that carries a
+    schema (the Debezium JsonConverter default)."""
+    for value in kafka.first_values(scan):
+        try:
+            envelope = orjson.loads(value)
+            if isinstance(envelope, dict) and isinstance(envelope.get("schema"), dict):
+                return columns_of(envelope["schema"])
+        except (orjson.JSONDecodeError, BadMessage):
+            continue
+    raise SourceError(
+        f"debezium source {config.name!r}: no message of topic {kafka.topic!r} carries a "
+        "schema yet to learn the columns from: declare `columns:` (name: type, in order) for "
+        "schema-less messages, or run again once the connector has written a change")
 
 
 def columns_from(name: str, value: Any) -> tuple[tuple[str, str], ...]:
     """``columns:`` of a debezium source entry: a mapping ``{column: type}`` in order."""
+    if value is None:
+        return ()
     if not isinstance(value, Mapping) or not value:
         raise SourceError(f"debezium source {name!r}: columns={value!r} must map each column "
                           "to its type in order, e.g. {productId: string, price: 'decimal(10,4)'}")

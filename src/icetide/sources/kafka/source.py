@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from icetide.config import KafkaConfig, Settings
 from icetide.errors import SourceError
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
-from icetide.sources.kafka.client import RetryPolicy, resolve_bootstrap
+from icetide.sources.kafka.client import RetryPolicy, consumer_config, resolve_bootstrap
 from icetide.sources.kafka.planner import (
     CLUSTER_KEY,
     Policy,
@@ -164,6 +165,29 @@ class KafkaSource(Source[KafkaPosition]):
         frame = read_batch(spark, self.topic, begin, stop, reader, self.slice_size,
                            decode.reader_schema(schema))
         return decode.finish_decoded(frame, schema, required)
+
+    def first_values(self, count: int, timeout: float = 10.0) -> list[bytes]:
+        """Up to ``count`` message values from the start of each partition (driver-side,
+        e.g. to learn a topic's schema); nothing is committed."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        marks = self.client.watermarks()
+        consumer = Consumer(consumer_config(self.bootstrap, self.properties))
+        try:
+            consumer.assign([TopicPartition(self.topic, p, low) for p, (low, high) in
+                             marks.items() if high > low])
+            values: list[bytes] = []
+            deadline = time.monotonic() + timeout
+            while len(values) < count and time.monotonic() < deadline and consumer.assignment():
+                for msg in consumer.consume(min(500, count - len(values)), 0.5):
+                    value = msg.value() if msg.error() is None else None
+                    if value is not None:
+                        values.append(value)
+                if sum(high - low for low, high in marks.values()) <= len(values):
+                    break
+            return values
+        finally:
+            consumer.close()
 
     def lag(self, position: KafkaPosition) -> dict[str, Any]:
         """``{"topic", "partitions": {"0": behind, ...}, "total"}`` behind the high watermark."""
