@@ -125,12 +125,30 @@ class Context:
             sources = pipeline_sources(self.graph, self.settings)
         probes = LagProbes(self.settings, self.catalog, sources) if lag else None
         try:
-            return collect_status(self.catalog, tables, targets=targets, lag=probes)
+            return collect_status(self.catalog, tables, targets=targets, lag=probes,
+                                  running=self._running_probe())
         finally:
             if probes is not None:
                 probes.close()
             for src in sources.values():
                 src.close()
+
+    def _running_probe(self) -> Callable[[str, str], bool | None]:
+        """``(db.table, flow) -> running?`` from the flows' leases (see runtime/leases.py)."""
+        from icetide.runtime.leases import lease_key, leases_for
+
+        leases = leases_for(self.settings)
+        declared = self.graph.spec.catalog if self.pipeline_dir is not None else None
+        catalog = declared or self.settings.catalog.name
+
+        def running(table: str, flow: str) -> bool | None:
+            try:
+                return leases.held(lease_key(f"{catalog}.{table}", flow))
+            except Exception as exc:  # a lease store that cannot be asked: say unknown
+                log.debug("cannot tell whether flow %s runs: %s", flow, exc)
+                return None
+
+        return running
 
     def sql(self, query: str, *, engine: Engine = "spark",
             limit: int | None = None) -> QueryResult:

@@ -101,6 +101,9 @@ class LagProbes:
         try:
             if key in self.sources:
                 return from_source_lag(key, self.sources[key].lag(position))
+            followed = self._followed(key)
+            if followed is not None:
+                return from_source_lag(key, followed.lag(position))
             probe = self.probes.get(key.split(":", 1)[0])
             return probe(key, position) if probe is not None else None
         except (IcetideError, OSError, KeyError, TypeError, ValueError) as exc:
@@ -115,6 +118,20 @@ class LagProbes:
         self.sources[key] = src
         self._owned.append(src)
         return from_source_lag(key, src.lag(cast(KafkaPosition, position)))
+
+    def _followed(self, key: str) -> AnySource | None:
+        """The reader a CDC flow builds from a declared database source: markers name it
+        ``mysql:<source>:<table or pattern>``, the pipeline declares ``mysql:<source>``."""
+        scheme, _, rest = key.partition(":")
+        name, _, table = rest.partition(":")
+        base = self.sources.get(f"{scheme}:{name}")
+        follow = getattr(base, "follow", None)
+        if not table or follow is None:
+            return None
+        reader: AnySource = follow(table, (), ())  # lag is the binlog's: any table will do
+        self.sources[key] = reader
+        self._owned.append(reader)
+        return reader
 
     def _iceberg(self, key: str, position: Position) -> SourceLag:
         parts = tuple(key.split(":", 1)[1].split("."))
@@ -131,7 +148,9 @@ class LagProbes:
             snaps += 1
             parent = snap.parent_snapshot_id
             snap = table.snapshot_by_id(parent) if parent is not None else None
-        return SourceLag(key, float(snaps), "snapshots", {"snapshots": snaps, "rows": rows})
+        # pending rows, not snapshots: commits that added nothing (marker-only batches,
+        # compactions) leave nothing to read
+        return SourceLag(key, float(rows), "rows", {"snapshots": snaps, "rows": rows})
 
     def close(self) -> None:
         """Close the clients this object opened."""

@@ -16,7 +16,7 @@ current snapshot and the icetide markers in the summaries of its ancestors
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,7 +27,6 @@ from pyiceberg.table.snapshots import Snapshot
 from icetide.app.lag import LagProbe, SourceLag
 from icetide.engine.pacing import MODE_KEY, TARGET_KEY, WARN_KEY, FreshnessTarget
 from icetide.engine.quality import DROPPED_KEY, expectation_counts
-from icetide.flows.loop import ACHIEVED_FRESHNESS
 from icetide.lake.flow_errors import flow_errors
 from icetide.model.markers import Marker
 from icetide.pipelines.freshness import freshness_status
@@ -62,6 +61,10 @@ class TableStatus:
     lag: tuple[SourceLag, ...] = ()
     #: Flows that stopped on an error since the newest commit: flow → message.
     errors: Mapping[str, str] = field(default_factory=dict)
+    #: running (a process holds a flow's lease), stopped, or unknown (not asked)
+    activity: str = "unknown"
+    #: whether the sources hold data not yet committed (None: unknown)
+    pending: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -78,6 +81,8 @@ class _Walk:
     latest: Marker | None = None
     per_flow: dict[str, Marker] = field(default_factory=dict)
     newest_event_ms: int | None = None
+    #: When the snapshot holding that newest event became visible (its commit time).
+    newest_event_commit_ms: int | None = None
 
 
 def _ancestors(table: Table) -> Iterator[Snapshot]:
@@ -102,6 +107,7 @@ def read_markers(table: Table) -> _Walk:
         walk.per_flow.setdefault(marker.flow, marker)
         if walk.newest_event_ms is None and marker.max_event_time_ms is not None:
             walk.newest_event_ms = marker.max_event_time_ms
+            walk.newest_event_commit_ms = snap.timestamp_ms
     return walk
 
 
@@ -128,8 +134,52 @@ def _lag(walk: _Walk, probe: LagProbe | None) -> tuple[SourceLag, ...]:
     return tuple(found)
 
 
+def _achieved(walk: _Walk) -> float | None:
+    """The freshness the newest data had when it became visible: the commit time of its
+    snapshot (not the time the batch was ready, which MERGE commits come seconds after)
+    minus its newest event time."""
+    if walk.newest_event_ms is None or walk.newest_event_commit_ms is None:
+        return None
+    return max(0.0, (walk.newest_event_commit_ms - walk.newest_event_ms) / 1000)
+
+
+#: ``flow -> running?`` (a process holds its lease); None: cannot tell
+RunningProbe = Callable[[str], "bool | None"]
+
+
+def _activity(flows: Sequence[str], running: RunningProbe | None) -> str:
+    if running is None or not flows:
+        return "unknown"
+    answers = [running(f) for f in flows]
+    if any(answers):
+        return "running"
+    return "stopped" if all(a is False for a in answers) else "unknown"
+
+
+def _pending(lags: Sequence[SourceLag]) -> bool | None:
+    if not lags or any(item.error is not None or item.behind is None for item in lags):
+        return None
+    return any((item.behind or 0) > 0 for item in lags)
+
+
+def _judge(fresh: float | None, achieved: float | None, target: FreshnessTarget,
+           activity: str, pending: bool | None) -> str:
+    """ok | warn | fail | -: a stopped table is judged by the freshness it had when it
+    committed last; a running one that has nothing pending is fresh; else by its age now."""
+    if target.target_s is None and target.warn_s is None:
+        return "-"
+    if activity == "stopped":
+        seen = achieved
+    elif pending is False:
+        return "ok"
+    else:
+        seen = fresh
+    return "-" if seen is None else freshness_status(seen, target.target_s, target.warn_s)
+
+
 def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = None,
-                 lag: LagProbe | None = None, now_ms: int | None = None) -> TableStatus:
+                 lag: LagProbe | None = None, now_ms: int | None = None,
+                 running: RunningProbe | None = None) -> TableStatus:
     """The status of one loaded table."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     current = table.current_snapshot()
@@ -137,27 +187,31 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
     latest = walk.latest
     target = _target(latest, declared)
     fresh = None if walk.newest_event_ms is None else max(0.0, (now - walk.newest_event_ms) / 1000)
-    state = "-"
-    if fresh is not None and (target.target_s is not None or target.warn_s is not None):
-        state = freshness_status(fresh, target.target_s, target.warn_s)
+    lags = _lag(walk, lag)
+    activity = _activity(tuple(sorted(walk.per_flow)), running)
+    pending = _pending(lags)
+    state = _judge(fresh, _achieved(walk), target, activity, pending)
     extra = latest.extra if latest is not None else {}
     return TableStatus(
         table=name, flows=tuple(sorted(walk.per_flow)),
         last_commit_ms=current.timestamp_ms if current is not None else None,
         rows_last_commit=latest.rows if latest is not None else None,
         rows_total=live_rows(current), newest_event_ms=walk.newest_event_ms,
-        freshness_s=fresh, achieved_s=_ms_to_s(extra.get(ACHIEVED_FRESHNESS)),
+        freshness_s=fresh, achieved_s=_achieved(walk),
         target_s=target.target_s, warn_s=target.warn_s, state=state,
         mode=extra.get(MODE_KEY), dead_letters=latest.dlq_rows if latest is not None else None,
         dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
-        expectations=expectation_counts(extra), lag=_lag(walk, lag),
+        expectations=expectation_counts(extra), lag=lags,
         errors=flow_errors(table.properties, current.timestamp_ms if current else None),
+        activity=activity, pending=pending,
     )
 
 
 def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
                    targets: Mapping[str, FreshnessTarget] | None = None,
-                   lag: LagProbe | None = None, now_ms: int | None = None) -> list[TableStatus]:
+                   lag: LagProbe | None = None, now_ms: int | None = None,
+                   running: Callable[[str, str], bool | None] | None = None,
+                   ) -> list[TableStatus]:
     """Status of ``tables`` (``db.table``; default: every table of the catalog)."""
     names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
     out: list[TableStatus] = []
@@ -167,8 +221,9 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
         except (NoSuchTableError, NoSuchNamespaceError):
             out.append(TableStatus(table=name, exists=False))
             continue
+        probe = None if running is None else (lambda flow, n=name: running(n, flow))
         out.append(table_status(name, table, declared=(targets or {}).get(name), lag=lag,
-                                now_ms=now_ms))
+                                now_ms=now_ms, running=probe))
     return out
 
 

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -22,6 +23,7 @@ from rich.table import Table
 from icetide.app.context import Engine
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError
+from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["table", "json", "csv"])
@@ -89,11 +91,13 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
         writer.writerows([_cell(v) for v in row] for row in rows)
     else:
         table = Table(title=title or None, show_lines=False)
-        for column in columns:
-            table.add_column(column, overflow="fold")
+        for column in columns:  # a name is never cut into fragments; long values fold
+            table.add_column(column, overflow="fold", no_wrap=column in ("table", "name"))
         for row in rows:
             table.add_row(*(_cell(v) for v in row))
-        Console().print(table)
+        # without a terminal nothing wraps (pipes and files want whole lines; for data use
+        # --format json|csv)
+        Console(width=None if sys.stdout.isatty() else 100_000).print(table)
 
 
 @click.command("sql")
@@ -135,9 +139,20 @@ def tables(fmt: str, config_path: Path | None) -> None:
     emit(columns, rows, fmt)
 
 
+#: Snapshot summary keys holding epoch milliseconds: shown as ISO timestamps too.
+_TIME_KEYS = (COMMITTED_AT, MAX_EVENT_TIME)
+
+
+def _summary_value(key: str, value: Any) -> str:
+    if key in _TIME_KEYS and str(value).isdigit():
+        stamp = datetime.fromtimestamp(int(value) / 1000, UTC).isoformat(timespec="milliseconds")
+        return f"{stamp} ({value})"
+    return str(value)
+
+
 def _summary_text(summary: dict[str, Any]) -> str:
     keys = sorted(summary, key=lambda k: (not k.startswith("icetide."), k))
-    return "\n".join(f"{k}={summary[k]}" for k in keys if k != "operation")
+    return "\n".join(f"{k}={_summary_value(k, summary[k])}" for k in keys if k != "operation")
 
 
 def _print_description(info: dict[str, Any]) -> None:
@@ -147,9 +162,9 @@ def _print_description(info: dict[str, Any]) -> None:
     console.print(f"current snapshot: {info['current_snapshot_id']}  rows: {info['rows']}")
     console.print(f"identifier fields: {', '.join(info['identifier_fields']) or '(none)'}")
     schema = info["schema"]
-    emit(["id", "name", "type", "required", "doc"],
-         [(f["id"], f["name"], f["type"], f["required"], f["doc"]) for f in schema],
-         "table", "Schema")
+    emit(["id", "name", "type", "nullable", "doc"],
+         [(f["id"], f["name"], f["type"], "no" if f["required"] else "yes", f["doc"] or "")
+          for f in schema], "table", "Schema")
     spec = info["partition_spec"]
     if spec:
         emit(["name", "transform", "source"],

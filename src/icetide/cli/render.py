@@ -54,6 +54,8 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
         last = "-" if row.rows_last_commit is None else str(row.rows_last_commit)
         state = f"[{STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in STATE_STYLE \
             else row.state
+        if row.activity in ("stopped", "running"):
+            state += " · " + row.activity + (" (caught up)" if row.pending is False else "")
         if row.errors:
             state = "[red]error[/]: " + "; ".join(f"{f}: {m}" for f, m in row.errors.items())
         table.add_row(row.table, _age(row.last_commit_ms, now), f"{last}/{total}",

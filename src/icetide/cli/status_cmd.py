@@ -37,6 +37,7 @@ def status(pipeline_dir: Path | None, fmt: str, lag: bool, check: bool,
     if fmt == "json":
         click.echo(json.dumps([r.to_json() for r in rows], indent=2, default=str))
     else:
-        Console(width=None if sys.stdout.isatty() else 200).print(status_table(rows))
+        # without a terminal nothing wraps (for data use --format json)
+        Console(width=None if sys.stdout.isatty() else 100_000).print(status_table(rows))
     if check and any(r.state == "fail" for r in rows):
         raise SystemExit(1)

@@ -211,6 +211,8 @@ class FlowLoop:
             out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             rows, max_event, kept, extra = self._check(out)
+            if max_event is None and self.flow.event_time_column is None:
+                max_event = self._inputs_newest_event(ctx)
             self.check_still_newest()
             dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
             marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
@@ -233,6 +235,13 @@ class FlowLoop:
                  self.flow.name, rows, rows_in, dlq_rows, seconds)
         return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
                            seconds, caught_up)
+
+    def _inputs_newest_event(self, ctx: BatchContext) -> int | None:
+        """For a table without an event-time column (an aggregate, a view): the newest
+        event its inputs reflect as of this batch's end — its freshness."""
+        found = [ctx.sources[key].newest_event_ms(batch.end)
+                 for key, batch in ctx.batches.items() if key in ctx.sources]
+        return max((f for f in found if f is not None), default=None)
 
     def _reuse_inputs(self, ctx: BatchContext) -> bool:
         """Whether the output need not be cached too: the stats pass and the write each

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from icetide.model.markers import FLOW, Marker
+from icetide.model.markers import FLOW, MAX_EVENT_TIME, Marker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -44,6 +44,22 @@ def iter_ancestor_summaries(table: Any) -> Iterator[tuple[int, dict[str, str]]]:
         parent = snap.parentId()
         snap = table.snapshot(parent) if parent is not None else None
         seen += 1
+
+
+def newest_event_at(spark: SparkSession, ident: str, snapshot: int | None) -> int | None:
+    """The newest event time (``icetide.max-event-time``) that ``ident`` reflects as of
+    ``snapshot`` (``None``: its current one): the first marker carrying one, walking back."""
+    table = load_table(spark, ident)
+    snap = table.currentSnapshot() if snapshot is None else table.snapshot(snapshot)
+    seen = 0
+    while snap is not None and seen < MAX_ANCESTORS:
+        value = dict(snap.summary()).get(MAX_EVENT_TIME)
+        if value:
+            return int(value)
+        parent = snap.parentId()
+        snap = table.snapshot(parent) if parent is not None else None
+        seen += 1
+    return None
 
 
 def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:

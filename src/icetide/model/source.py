@@ -65,6 +65,12 @@ class Source(ABC, Generic[P]):
     def read(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame:
         """The rows of ``batch`` as a DataFrame (deterministic for the same range)."""
 
+    def newest_event_ms(self, position: P) -> int | None:
+        """The newest event time the data up to ``position`` reflects, when the source
+        knows it (upstream lake tables do); a flow without an event-time column of its own
+        records this as its freshness."""
+        return None
+
     def lag(self, position: P) -> dict[str, Any]:
         """How far ``position`` is behind the source head (for ``icetide status``)."""
         return {}

@@ -60,6 +60,10 @@ class Leases(Protocol):
 
     def hold(self, keys: Sequence[str]) -> contextlib.AbstractContextManager[None]: ...
 
+    def held(self, key: str) -> bool:
+        """Whether some process holds ``key`` now (a run of that flow is alive)."""
+        ...
+
 
 class FileLeases:
     """``fcntl`` locks on one file per key in ``folder`` (released by the kernel on exit)."""
@@ -78,6 +82,19 @@ class FileLeases:
             for key in sorted(set(keys)):
                 stack.enter_context(self._one(key))
             yield
+
+    def held(self, key: str) -> bool:
+        path = self._path(key)
+        if not path.exists():
+            return False
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     @contextlib.contextmanager
     def _one(self, key: str) -> Iterator[None]:
@@ -122,6 +139,22 @@ class PostgresLeases:
             yield
         finally:
             conn.close()  # ends the session: every advisory lock it held is released
+
+    def held(self, key: str) -> bool:
+        import psycopg2
+
+        conn = psycopg2.connect(self.dsn, user=self.user, password=self.password)
+        try:
+            with conn.cursor() as cur:
+                return self._granted(cur, key)
+        finally:
+            conn.close()
+
+    def _granted(self, cur: Cursor, key: str) -> bool:
+        cur.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                    "AND ((classid::bigint << 32) | objid::bigint) = %s", (self.lock_id(key),))
+        row = cur.fetchone()
+        return bool(row and row[0])
 
     def _holder(self, cur: Cursor, key: str) -> str:
         cur.execute(

@@ -42,6 +42,12 @@ logger.sparkenv.level = error
 # purpose (tables/changelog.py); Spark warns about it on every batch
 logger.windowexec.name = org.apache.spark.sql.execution.window.WindowExec
 logger.windowexec.level = error
+# wide MERGE plans: "Truncated the string representation of a plan" says nothing to users
+logger.planstring.name = org.apache.spark.sql.catalyst.util.SparkStringUtils
+logger.planstring.level = error
+# a batch's source rows are persisted once and reused: "Asked to cache already cached data"
+logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
+logger.cachemanager.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 

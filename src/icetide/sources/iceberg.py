@@ -104,6 +104,12 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         return (reader.option("start-snapshot-id", begin).option("end-snapshot-id", end)
                 .load(self.ident))
 
+    def newest_event_ms(self, position: TableSnapshotPosition) -> int | None:
+        from icetide.lake.commit import newest_event_at
+
+        snapshot = position.get("snapshot")
+        return None if snapshot is None else newest_event_at(self.spark, self.ident, snapshot)
+
     def lag(self, position: TableSnapshotPosition) -> dict[str, Any]:
         chain = self._ancestry(position["snapshot"])
         return {"snapshots": len(chain), "rows": sum(a for _, a in chain)}

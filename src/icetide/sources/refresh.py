@@ -91,5 +91,12 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
         rows = [(ident, batch.end.get(ident)) for ident in self.inputs]
         return spark.createDataFrame(rows, "table string, snapshot bigint")
 
+    def newest_event_ms(self, position: SnapshotIdsPosition) -> int | None:
+        from icetide.lake.commit import newest_event_at
+
+        found = [newest_event_at(self.spark, ident, snap) for ident, snap in position.items()
+                 if snap is not None]
+        return max((f for f in found if f is not None), default=None)
+
     def lag(self, position: SnapshotIdsPosition) -> dict[str, Any]:
         return {"stale_inputs": self._changed(position, self.current())}

@@ -113,3 +113,50 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
     shown = out.getvalue()
     assert "st_ods.clicks_dlq" in shown and f"{first.valid:,}" in shown
     assert "DLQ" in shown and "ok" in shown  # column: dead letters of the last commit
+
+
+LAYERED = '''
+from pyspark.sql import functions as F
+from icetide import pipelines as dp
+
+@dp.table(name="st_fresh.events", freshness="1 hour")
+def events():
+    return dp.read_stream("st_fresh.raw").withColumn("eventTime", F.col("at"))
+
+dp.create_streaming_table("st_fresh.per_user", primary_key=["uid"], freshness="1 hour",
+                          merge_engine=dp.aggregation(n="sum"))
+
+@dp.append_flow(target="st_fresh.per_user")
+def count_per_user():
+    return dp.read_stream("st_fresh.events").groupBy("uid").agg(F.count(F.lit(1)).alias("n"))
+'''
+
+
+def test_freshness_is_measured_at_the_snapshot_commit_and_reaches_aggregates(
+        spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
+    """Achieved freshness = snapshot commit time − newest event (never the earlier time the
+    batch was ready); a table without an event-time column (a MERGE aggregate) shows the
+    age of the newest input it reflects; a stopped pipeline is judged by what it achieved."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.st_fresh")
+    spark.sql("CREATE TABLE lake.st_fresh.raw (uid string, at timestamp) USING iceberg")
+    spark.sql("INSERT INTO lake.st_fresh.raw VALUES ('a', current_timestamp()), "
+              "('b', current_timestamp() - INTERVAL 2 SECONDS)")
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    (folder / "icetide-pipeline.yml").write_text("name: fresh\ncatalog: lake\n")
+    (folder / "flows.py").write_text(LAYERED)
+    with PipelineRun(spark, icetide_settings, load_pipeline(folder)) as run:
+        run.run_once()
+    catalog = pyiceberg_catalog(icetide_settings)
+    events, per_user = collect_status(catalog, ["st_fresh.events", "st_fresh.per_user"],
+                                      running=lambda table, flow: False)
+    for row in (events, per_user):
+        table = catalog.load_table(tuple(row.table.split(".")))
+        snap = table.current_snapshot()
+        assert snap is not None and row.newest_event_ms is not None
+        assert row.achieved_s == pytest.approx((snap.timestamp_ms - row.newest_event_ms) / 1000)
+        recorded = snap.summary.additional_properties.get("icetide.freshness.achieved-ms")
+        if recorded is not None:  # measured before the commit: never above the real one
+            assert int(recorded) / 1000 <= row.achieved_s + 1e-3
+        assert row.activity == "stopped" and row.state == "ok"
+    assert per_user.newest_event_ms == events.newest_event_ms  # the aggregate's input

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,19 @@ def test_describe(config: str) -> None:
 def test_config_file_must_exist(tmp_path: Path) -> None:
     result = CliRunner().invoke(tables, ["--config", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 1 and "does not exist" in result.output
+
+
+def test_tables_and_describe_without_a_terminal(spark: SparkSession, config: str) -> None:
+    """Piped output never cuts a name into fragments; describe shows nullability and ISO
+    commit times."""
+    name = "cli.a_table_whose_name_is_long_enough_to_be_folded_by_a_narrow_console"
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} (id BIGINT NOT NULL, note STRING) "
+              "USING iceberg")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 'x')")
+    assert name.split(".", 1)[1] in _invoke(tables, "--config", config)
+    out = _invoke(describe, name, "--config", config)
+    assert "nullable" in out
+    lines = [line for line in out.splitlines() if " id " in line or " note " in line]
+    assert any(" no " in line for line in lines if " id " in line)
+    assert any(" yes " in line for line in lines if " note " in line)
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", out)

@@ -67,3 +67,16 @@ def test_lease_store_follows_the_catalog(tmp_path: Path) -> None:
     rest = leases_for(Settings(home=tmp_path, catalog=CatalogConfig(
         type="rest", uri="http://127.0.0.1:8181")))
     assert isinstance(rest, FileLeases) and rest.folder == tmp_path / "leases"
+
+
+def test_held_tells_whether_a_run_holds_a_flow(tmp_path: Path) -> None:
+    leases = FileLeases(tmp_path)
+    assert leases.held("lake.ods.clicks::clicks") is False
+    with leases.hold(["lake.ods.clicks::clicks"]):
+        holder = subprocess.run(
+            [sys.executable, "-c", "from pathlib import Path\n"
+             "from icetide.runtime.leases import FileLeases\n"
+             f"print(FileLeases(Path({str(tmp_path)!r})).held('lake.ods.clicks::clicks'))"],
+            capture_output=True, text=True, check=True)
+        assert holder.stdout.strip() == "True"
+    assert leases.held("lake.ods.clicks::clicks") is False
