@@ -9,7 +9,7 @@ from typing import Any
 from icetide.cdc.schema import TableSchema
 from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.model.source import Position
-from icetide.sources.mysql.schema import quote, quote_table
+from icetide.sources.mysql.schema import converters_of, quote, quote_table
 from icetide.sources.mysql.source import MySqlSource
 
 ITEMS = (
@@ -67,7 +67,7 @@ def source_state(info: MariaDBInfo, schema: TableSchema) -> Model:
                     f"FROM {quote_table(schema.qualified)}")
         fetched = cur.fetchall()
     conn.close()
-    convert = schema.converters()
+    convert = converters_of(schema)
     key_idx = [schema.names.index(k) for k in schema.primary_key]
     out: Model = {}
     for raw in fetched:
