@@ -119,7 +119,7 @@ LAYERED = '''
 from pyspark.sql import functions as F
 from icetide import pipelines as dp
 
-@dp.table(name="st_fresh.events", freshness="1 hour")
+@dp.table(name="st_fresh.events", freshness="1 hour", partition_cols=["days(eventTime)"])
 def events():
     return dp.read_stream("st_fresh.raw").withColumn("eventTime", F.col("at"))
 
