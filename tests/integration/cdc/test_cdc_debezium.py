@@ -49,6 +49,18 @@ def _row(i: int, name: str, price: str, updated: Any) -> dict[str, Any]:
     return {"id": i, "name": name, "price": price, "updated": updated}
 
 
+def _schema_driven(tmp_path: Path, broker: str, topic: str, lake_db: str) -> Path:
+    """A pipeline following ``topic`` into ``<lake_db>.items``, no columns declared."""
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "icetide-pipeline.yml").write_text(
+        f"name: {lake_db}\ncatalog: lake\ndatabase: {lake_db}\nsources:\n"
+        f"  dbz: {{type: debezium, topic: {topic}, bootstrap: '{broker}', table: inv.items, "
+        "primary_key: [id]}\n")
+    (folder / "flows.py").write_text(FLOWS.format(lake_db=lake_db).replace("products", "items"))
+    return folder
+
+
 def test_debezium_envelopes_with_and_without_schema(
         broker: str, kafka_topic: Any, spark: SparkSession, icetide_settings: Settings,
         tmp_path: Path) -> None:
@@ -95,13 +107,7 @@ def test_debezium_types_by_schema_columns_from_the_envelope_and_dead_letters(
     from tests.unit.sources.debezium.test_decode import _envelope as documented
 
     topic, lake_db = kafka_topic(1), unique("dbzs")
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "icetide-pipeline.yml").write_text(
-        f"name: dbzs\ncatalog: lake\ndatabase: {lake_db}\nsources:\n"
-        f"  dbz: {{type: debezium, topic: {topic}, bootstrap: '{broker}', table: inv.items, "
-        "primary_key: [id]}\n")
-    (folder / "flows.py").write_text(FLOWS.format(lake_db=lake_db).replace("products", "items"))
+    folder = _schema_driven(tmp_path, broker, topic, lake_db)
     image = {f["field"]: value for f, value, _ in FIELDS}
     bad = [b"not json", b'{"hello": "world"}', json.dumps({"op": "x", "after": {"id": 9}}).encode(),
            json.dumps({"op": "c", "before": None}).encode(),
@@ -144,13 +150,7 @@ def test_a_new_column_in_a_later_schema_evolves_the_table(
     from tests.unit.sources.debezium.test_decode import _envelope as documented
 
     topic, lake_db = kafka_topic(1), unique("dbze")
-    folder = tmp_path / "p"
-    folder.mkdir()
-    (folder / "icetide-pipeline.yml").write_text(
-        f"name: dbze\ncatalog: lake\ndatabase: {lake_db}\nsources:\n"
-        f"  dbz: {{type: debezium, topic: {topic}, bootstrap: '{broker}', table: inv.items, "
-        "primary_key: [id]}\n")
-    (folder / "flows.py").write_text(FLOWS.format(lake_db=lake_db).replace("products", "items"))
+    folder = _schema_driven(tmp_path, broker, topic, lake_db)
     fields = [FIELDS[0][0], FIELDS[1][0]]  # id, price
     _produce(broker, topic, [(1, documented("c", {"id": 1, "price": FIELDS[1][1]},
                                             fields=fields))])
