@@ -27,15 +27,6 @@ def request_stop() -> None:
     _STOP.set()
 
 
-def stop_requested() -> bool:
-    return _STOP.is_set()
-
-
-def reset() -> None:
-    """Forget a stop request (a new run in the same process, e.g. tests)."""
-    _STOP.clear()
-
-
 def pause(seconds: float) -> None:
     """Wait ``seconds``; raise :class:`Interrupted` if a stop is (or gets) requested."""
     if _STOP.wait(seconds):
