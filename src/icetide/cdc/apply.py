@@ -37,7 +37,7 @@ from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
 from icetide.errors import PositionLostError
-from icetide.lake.sinks import MergeSink
+from icetide.lake.sinks import Changes, MergeSink, WriteResult
 from icetide.model.source import AnyBatch, AnySource, BatchRange, P, Position
 from icetide.tables.sql import quote_ident
 
@@ -280,12 +280,14 @@ class CdcSink:
         return self.apply.side_tables()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+        done: dict[str, Changes] = {}
         try:
             for ident in sorted(self.apply.pending):
                 if ident not in sides_done:
-                    self.apply.sink_of(ident).write(spark, self.apply.pending[ident], ident,
-                                                    props, sides_done)
-            self.apply.sink_of(target).write(spark, df, target, props, sides_done)
+                    done.update(self.apply.sink_of(ident).write(
+                        spark, self.apply.pending[ident], ident, props, sides_done))
+            done.update(self.apply.sink_of(target).write(spark, df, target, props, sides_done))
         finally:
             self.apply.pending = {}
+        return done

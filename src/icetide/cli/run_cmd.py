@@ -15,12 +15,22 @@ from icetide.flows.loop import BatchResult
 from icetide.runtime.interrupt import request_stop
 
 
+def _written(result: BatchResult) -> str:
+    """``+N rows`` for an append; what each MERGE inserted, updated and deleted."""
+    if not result.changes:
+        return f"+{result.rows} rows"
+    if len(result.changes) == 1:
+        return str(next(iter(result.changes.values())))
+    return "; ".join(f"{table.split('.', 1)[-1]} {changes}"
+                     for table, changes in sorted(result.changes.items()))
+
+
 def _print_batch(result: BatchResult) -> None:
     fresh = ""
     if result.max_event_time_ms is not None:
         fresh = f", freshness {time.time() - result.max_event_time_ms / 1000:.1f}s"
     click.echo(
-        f"{time.strftime('%H:%M:%S')} {result.flow}: +{result.rows} rows, "
+        f"{time.strftime('%H:%M:%S')} {result.flow}: {_written(result)}, "
         f"{result.dlq_rows} dead letters, {result.rows_in} read in {result.seconds:.2f}s{fresh}"
     )
 

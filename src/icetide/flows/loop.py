@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from icetide.errors import IcetideError, SourceUnavailableError
 from icetide.flows.context import BatchContext, bound
 from icetide.lake import commit
-from icetide.lake.sinks import AppendSink, Sink
+from icetide.lake.sinks import AppendSink, Changes, Sink
 from icetide.model.markers import Marker, same_position
 from icetide.model.source import AnyBatch, AnySource
 from icetide.runtime.interrupt import Interrupted
@@ -95,6 +95,8 @@ class BatchResult:
     max_event_time_ms: int | None
     seconds: float
     caught_up: bool
+    #: Per primary-key table MERGEd: rows inserted, updated and deleted.
+    changes: Mapping[str, Changes] = field(default_factory=dict)
 
 
 class FlowLoop:
@@ -222,8 +224,8 @@ class FlowLoop:
                             extra=self._extra(extra, max_event, now))
             if ctx.side_outputs:
                 self.check_still_newest()
-            self.flow.sink.write(self.spark, kept, self.flow.target, marker.to_summary(),
-                                 frozenset(sides_done))
+            changes = self.flow.sink.write(self.spark, kept, self.flow.target,
+                                           marker.to_summary(), frozenset(sides_done))
         finally:
             out.unpersist()
         seconds = time.monotonic() - began
@@ -231,10 +233,11 @@ class FlowLoop:
         # a source may say itself whether it has more (info["caught_up"], e.g. CDC)
         caught_up = all(b.info.get("caught_up", cap is None or b.records < cap)
                         for b in ctx.batches.values())
-        log.info("flow %s: committed %d rows (%d in, %d dead letters) in %.2fs",
-                 self.flow.name, rows, rows_in, dlq_rows, seconds)
+        log.info("flow %s: committed %d rows (%d in, %d dead letters%s) in %.2fs",
+                 self.flow.name, rows, rows_in, dlq_rows,
+                 "".join(f"; {t}: {c}" for t, c in changes.items()), seconds)
         return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
-                           seconds, caught_up)
+                           seconds, caught_up, changes)
 
     def _inputs_newest_event(self, ctx: BatchContext) -> int | None:
         """For a table without an event-time column (an aggregate, a view): the newest

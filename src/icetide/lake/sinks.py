@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.lake import commit
 from icetide.lake.key_filter import key_filter
 from icetide.model.markers import POS, ROWS
-from icetide.tables.changelog import changelog_seq_base, changelog_sql
+from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
 from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
 from icetide.tables.sql import quote_qualified
@@ -33,18 +33,43 @@ log = logging.getLogger(__name__)
 _views = itertools.count()
 
 
+@dataclass(frozen=True)
+class Changes:
+    """What one MERGE did to its table: rows inserted, updated and deleted."""
+
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+
+    def __str__(self) -> str:
+        return f"+{self.inserted} inserted, ~{self.updated} updated, -{self.deleted} deleted"
+
+    def summary(self) -> dict[str, str]:
+        """The snapshot-summary keys that record these counts."""
+        return {INSERTED: str(self.inserted), UPDATED: str(self.updated),
+                DELETED: str(self.deleted)}
+
+
+#: Snapshot-summary keys of a MERGE commit: rows it inserted, updated and deleted.
+INSERTED, UPDATED, DELETED = "icetide.inserted", "icetide.updated", "icetide.deleted"
+
+#: Per table written: what its MERGE did (append-only tables are absent).
+WriteResult = Mapping[str, Changes]
+
+
 class Sink(Protocol):
     """Writes ``df`` to ``target`` in one commit whose summary holds ``props``.
 
     ``sides_done`` names side tables that already hold this batch (a previous attempt
-    committed them, then died): the sink must not write those again.
+    committed them, then died): the sink must not write those again. Returns, per
+    primary-key table it MERGEd, the rows inserted, updated and deleted.
     """
 
     def side_tables(self) -> tuple[str, ...]:
         """Side tables the sink itself writes (e.g. a changelog)."""
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         """Commit ``df`` to ``target``."""
 
 
@@ -55,8 +80,9 @@ class AppendSink:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         commit.append(df, target, props)
+        return {}
 
 
 def _temp_view(prefix: str) -> str:
@@ -83,10 +109,10 @@ class MergeSink:
         return (self.changelog,) if self.changelog else ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         if df.isEmpty():
             commit.commit_marker_only(spark, target, props)
-            return
+            return {target: Changes()}
         schema = spark.table(target).schema
         batch = _temp_view("batch")
         df.createOrReplaceTempView(batch)
@@ -98,12 +124,19 @@ class MergeSink:
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
             keys = key_filter(collapsed, self.keys, types_of(schema))
+            changes = None
             if self.changelog and self.changelog not in sides_done:
-                self._append_changelog(spark, spec, types_of(schema), collapsed_view, props,
-                                       keys)
+                changes = self._append_changelog(spark, spec, types_of(schema),
+                                                 collapsed_view, props, keys)
+            if changes is None:
+                changes = _count_changes(spark, change_counts_sql(
+                    self.engine, spec, types_of(schema), collapsed_view=collapsed_view,
+                    key_filter=keys))
             statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
                                   key_filter=keys)
-            commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
+            commit.with_commit_properties(spark, {**props, **changes.summary()},
+                                          lambda: _run(spark, statement))
+            return {target: changes}
         finally:
             collapsed.unpersist()
             for view in (batch, collapsed_view):
@@ -111,7 +144,8 @@ class MergeSink:
 
     def _append_changelog(self, spark: SparkSession, spec: MergeSpec, types: Mapping[str, str],
                           collapsed_view: str, props: Mapping[str, str],
-                          keys: str | None) -> None:
+                          keys: str | None) -> Changes:
+        """Append the changelog of this MERGE; what it holds is what the MERGE will do."""
         assert self.changelog is not None
         base = changelog_seq_base(last_sequence_number(spark, self.changelog))
         rows = spark.sql(changelog_sql(self.engine, spec, types, seq_base=base,
@@ -119,9 +153,16 @@ class MergeSink:
                                        key_filter=keys))
         rows = rows.persist()
         try:
-            commit.append(rows, self.changelog, {**props, ROWS: str(rows.count())})
+            ops = {r[0]: int(r[1]) for r in rows.groupBy(OP).count().collect()}
+            commit.append(rows, self.changelog, {**props, ROWS: str(sum(ops.values()))})
+            return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()
+
+
+def _count_changes(spark: SparkSession, statement: str) -> Changes:
+    row = spark.sql(statement).collect()[0]
+    return Changes(int(row["inserted"]), int(row["updated"]), int(row["deleted"]))
 
 
 def types_of(schema: StructType) -> dict[str, str]:
@@ -145,7 +186,7 @@ class OverwriteSink:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         from pyspark.sql import functions as F
 
         before = commit.load_table(spark, target).currentSnapshot()
@@ -158,6 +199,7 @@ class OverwriteSink:
                              and after.snapshotId() == before.snapshotId()):
             log.info("overwrite of %s committed nothing: recording the marker alone", target)
             commit.commit_marker_only(spark, target, props)
+        return {}
 
 
 _target_locks: dict[str, threading.Lock] = {}
@@ -191,6 +233,6 @@ class SerializedSink:
         return self.inner.side_tables()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         with _target_lock(target):
-            self.inner.write(spark, df, target, props, sides_done)
+            return self.inner.write(spark, df, target, props, sides_done)

@@ -190,15 +190,20 @@ def _after_case(spec: MergeSpec, actions: MergeActions, types: Mapping[str, str]
     return f"CASE\n    {whens}\n    ELSE {_image(types, stored)}\n  END"
 
 
+def _same(column_types: Mapping[str, str]) -> str:
+    """``before`` and ``after`` are the same row (maps compare as JSON: Spark cannot)."""
+    b, a = q(BEFORE), q(AFTER)
+    if any("map<" in t.lower().replace(" ", "") for t in column_types.values()):
+        return f"to_json({b}) <=> to_json({a})"
+    return f"{b} <=> {a}"
+
+
 def _ops_array(column_types: Mapping[str, str]) -> str:
     b, a = q(BEFORE), q(AFTER)
-    same = f"{b} <=> {a}"
-    if any("map<" in t.lower().replace(" ", "") for t in column_types.values()):
-        same = f"to_json({b}) <=> to_json({a})"  # maps are not comparable in Spark
     return (
         f"CASE WHEN {b} IS NULL AND {a} IS NOT NULL THEN array('+I') "
         f"WHEN {b} IS NOT NULL AND {a} IS NULL THEN array('-D') "
-        f"WHEN {b} IS NOT NULL AND NOT ({same}) THEN array('-U', '+U') "
+        f"WHEN {b} IS NOT NULL AND NOT ({_same(column_types)}) THEN array('-U', '+U') "
         "ELSE CAST(array() AS ARRAY<STRING>) END"
     )
 
@@ -249,21 +254,54 @@ def changelog_sql(
     :mod:`icetide.lake.key_filter`) prunes the target scan of the join, as in the MERGE.
     """
     types = _ordered_types(spec, column_types, seq_base)
-    actions = compile_merge(engine, spec)
-    using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
     keys = ", ".join(q(k) for k in spec.keys)
-    on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
-    stored = _image(types, {c: f"t.{q(c)}" for c in spec.columns})
     seq = f"CAST({seq_base} AS BIGINT) + row_number() OVER (ORDER BY {keys}, {_POS})"
     return (
         f"SELECT {keys}, {q(BEFORE)}, {q(AFTER)}, {q(OP)},\n"
         f"  {seq} AS {q(SEQ)},\n"
         f"  {sql_string(source_pos)} AS {q(SOURCE_POS)}, {_ts_sql(commit_ts)} AS {q(COMMIT_TS)}\n"
-        "FROM (\n"
+        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
+        ") AS __icetide_c\n"
+        f"LATERAL VIEW posexplode({_ops_array(types)}) __icetide_x AS {_POS}, {q(OP)}"
+    )
+
+
+def change_counts_sql(
+    engine: EngineLike,
+    spec: MergeSpec,
+    column_types: Mapping[str, str],
+    *,
+    collapsed_view: str | None = None,
+    key_filter: str | None = None,
+) -> str:
+    """One row ``inserted, updated, deleted``: what a MERGE of ``spec`` will do.
+
+    The same join as :func:`changelog_sql` (run it before the MERGE, against the same
+    target state and collapsed rows), counted instead of listed; a key whose row the
+    MERGE leaves unchanged counts nowhere.
+    """
+    types = _ordered_types(spec, column_types, 0)
+    b, a = q(BEFORE), q(AFTER)
+    return (
+        f"SELECT count_if({b} IS NULL AND {a} IS NOT NULL) AS inserted,\n"
+        f"  count_if({b} IS NOT NULL AND {a} IS NOT NULL AND NOT ({_same(types)})) AS updated,\n"
+        f"  count_if({b} IS NOT NULL AND {a} IS NULL) AS deleted\n"
+        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
+        ") AS __icetide_c"
+    )
+
+
+def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
+                collapsed_view: str | None, key_filter: str | None) -> str:
+    """Per collapsed key: its key columns, ``before`` (stored row) and ``after`` (row the
+    MERGE leaves)."""
+    actions = compile_merge(engine, spec)
+    using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
+    on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
+    stored = _image(types, {c: f"t.{q(c)}" for c in spec.columns})
+    return (
         f"  SELECT {', '.join(f's.{q(k)} AS {q(k)}' for k in spec.keys)},\n"
         f"  CASE WHEN t.{q(spec.keys[0])} IS NOT NULL THEN {stored} END AS {q(BEFORE)},\n"
         f"  {_after_case(spec, actions, types)} AS {q(AFTER)}\n"
-        f"  FROM {using} AS s\n  LEFT JOIN {spec.target} AS t ON {on}\n"
-        ") AS __icetide_c\n"
-        f"LATERAL VIEW posexplode({_ops_array(types)}) __icetide_x AS {_POS}, {q(OP)}"
+        f"  FROM {using} AS s\n  LEFT JOIN {spec.target} AS t ON {on}"
     )

@@ -18,7 +18,7 @@ from icetide.flows.context import BatchContext
 from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake import commit
 from icetide.lake.dlq import ensure_dlq_table
-from icetide.lake.sinks import AppendSink, Sink
+from icetide.lake.sinks import AppendSink, Sink, WriteResult
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
 
@@ -101,11 +101,11 @@ class _FailingSink:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> None:
+              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         if not self.failed:
             self.failed = True
             raise RuntimeError("simulated crash between the dead-letter and target commits")
-        AppendSink().write(spark, df, target, props, sides_done)
+        return AppendSink().write(spark, df, target, props, sides_done)
 
 
 def test_half_committed_batch_is_finished_without_duplicates(

@@ -6,7 +6,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.lake import commit
-from icetide.lake.sinks import MergeSink
+from icetide.lake.sinks import Changes, MergeSink
 from icetide.model.markers import Marker
 from icetide.tables.changelog import changelog_ddl
 from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql
@@ -35,16 +35,18 @@ def test_merge_commits_marker_and_changelog(spark: SparkSession) -> None:
     target, log = _tables(spark, "members")
     sink = MergeSink(Deduplicate("seq"), ["id"], op_column="_op", changelog=log)
     m1 = Marker("cdc", {"s": 0}, {"s": 3}, rows=3).to_summary()
-    sink.write(spark, _batch(spark, [("a", 1, 1, "+I"), ("b", 2, 2, "+I"), ("a", 5, 3, "+U")]),
-               target, m1, frozenset())
+    done = sink.write(spark, _batch(spark, [("a", 1, 1, "+I"), ("b", 2, 2, "+I"),
+                                            ("a", 5, 3, "+U")]), target, m1, frozenset())
+    assert done == {target: Changes(inserted=2)}
     assert sorted(spark.table(target).collect()) == [("a", 5, 3), ("b", 2, 2)]
     marker = commit.last_marker(spark, target, "cdc")
     assert marker is not None and marker.end == {"s": 3}
     assert commit.last_marker(spark, log, "cdc") == Marker.from_summary({**m1, "icetide.rows": "2"})
 
     m2 = Marker("cdc", {"s": 3}, {"s": 5}).to_summary()
-    sink.write(spark, _batch(spark, [("a", 7, 4, "+U"), ("b", None, 5, "-D")]), target, m2,
-               frozenset())
+    done = sink.write(spark, _batch(spark, [("a", 7, 4, "+U"), ("b", None, 5, "-D")]), target,
+                      m2, frozenset())
+    assert done == {target: Changes(updated=1, deleted=1)}
     assert spark.table(target).collect() == [("a", 7, 4)]
     ops = sorted((r["_op"], r["id"]) for r in spark.table(log).collect())
     assert ops == [("+I", "a"), ("+I", "b"), ("+U", "a"), ("-D", "b"), ("-U", "a")]
@@ -52,7 +54,8 @@ def test_merge_commits_marker_and_changelog(spark: SparkSession) -> None:
     # A replay whose changelog append already committed: only the MERGE runs.
     before = spark.table(log).count()
     m3 = Marker("cdc", {"s": 5}, {"s": 6}).to_summary()
-    sink.write(spark, _batch(spark, [("c", 1, 6, "+I")]), target, m3, frozenset({log}))
+    done = sink.write(spark, _batch(spark, [("c", 1, 6, "+I")]), target, m3, frozenset({log}))
+    assert done == {target: Changes(inserted=1)}  # counted without the changelog
     assert spark.table(log).count() == before
     assert sorted(spark.table(target).collect()) == [("a", 7, 4), ("c", 1, 6)]
     assert commit.last_marker(spark, target, "cdc").end == {"s": 6}  # type: ignore[union-attr]
@@ -65,3 +68,22 @@ def test_empty_batch_commits_marker_only(spark: SparkSession) -> None:
                frozenset())
     assert spark.table(target).count() == 0
     assert commit.last_marker(spark, target, "cdc").end == {"s": 9}  # type: ignore[union-attr]
+
+
+def test_merge_reports_inserted_updated_deleted(spark: SparkSession) -> None:
+    """Without a changelog: counted against the stored rows; the counts are in the summary;
+    an unchanged row and the delete of an absent key count nowhere."""
+    target, _ = _tables(spark, "counts")
+    sink = MergeSink(Deduplicate("seq"), ["id"], op_column="_op")
+    rows = [("a", 1, 1, "+I"), ("b", 2, 2, "+I"), ("c", 3, 3, "+I")]
+    sink.write(spark, _batch(spark, rows), target, Marker("f", {}, {"s": 1}).to_summary(),
+               frozenset())
+    batch = [("a", 9, 4, "+U"), ("b", None, 5, "-D"), ("c", 3, 3, "+U"), ("d", 4, 6, "+I"),
+             ("e", None, 7, "-D")]
+    done = sink.write(spark, _batch(spark, batch), target,
+                      Marker("f", {"s": 1}, {"s": 2}).to_summary(), frozenset())
+    assert done == {target: Changes(inserted=1, updated=1, deleted=1)}
+    assert sorted(spark.table(target).collect()) == [("a", 9, 4), ("c", 3, 3), ("d", 4, 6)]
+    summary = commit.load_table(spark, target).currentSnapshot().summary()
+    assert (summary["icetide.inserted"], summary["icetide.updated"],
+            summary["icetide.deleted"]) == ("1", "1", "1")

@@ -1,0 +1,28 @@
+"""``icetide run``'s batch line: appends say rows added, MERGEs what they changed."""
+
+from __future__ import annotations
+
+from icetide.cli.run_cmd import _written
+from icetide.flows.loop import BatchResult
+from icetide.lake.sinks import Changes
+
+
+def _result(changes: dict[str, Changes]) -> BatchResult:
+    return BatchResult("f", {}, {}, rows=120, rows_in=130, dlq_rows=0, max_event_time_ms=None,
+                       seconds=1.0, caught_up=True, changes=changes)
+
+
+def test_append_batch_says_rows_added() -> None:
+    assert _written(_result({})) == "+120 rows"
+
+
+def test_merge_batch_says_inserted_updated_deleted() -> None:
+    line = _written(_result({"lake.dws.product_user": Changes(0, 7, 0)}))
+    assert line == "+0 inserted, ~7 updated, -0 deleted"
+
+
+def test_multi_table_cdc_batch_names_each_table() -> None:
+    line = _written(_result({"lake.db.orders": Changes(1, 2, 3),
+                             "lake.db.products": Changes(0, 1, 0)}))
+    assert line == ("db.orders +1 inserted, ~2 updated, -3 deleted; "
+                    "db.products +0 inserted, ~1 updated, -0 deleted")
