@@ -82,6 +82,22 @@ class CatalogConfig(_Section):
         return v
 
 
+class MetastoreConfig(_Section):
+    """The embedded Hive Metastore that ``catalog.type: hive`` without a ``uri`` starts.
+
+    One service per ``home`` (``icetide catalog start``, or on first use), shared by every
+    icetide process and reachable by other engines at ``thrift://host:port``.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=9083, ge=1, le=65535)
+    heap: str = "512m"
+    #: Seconds until the lock of a writer that died mid-commit is released.
+    lock_timeout: float = Field(default=60.0, gt=0)
+    #: Seconds to wait for the service to listen when it has to start.
+    start_timeout: float = Field(default=120.0, gt=0)
+
+
 class KafkaConfig(_Section):
     """Kafka connection. ``bootstrap: null`` means the embedded broker of ``icetide broker``."""
 
@@ -120,6 +136,7 @@ class Settings(_Section):
     home: Path = Path(".icetide")
     spark: SparkConfig = SparkConfig()
     catalog: CatalogConfig = CatalogConfig()
+    metastore: MetastoreConfig = MetastoreConfig()
     kafka: KafkaConfig = KafkaConfig()
     flows: FlowsConfig = FlowsConfig()
 

@@ -26,6 +26,7 @@ from icetide.config import Settings, load_settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from icetide.app.catalog import CatalogService
     from icetide.app.status import TableStatus
     from icetide.cdc.reset import ResnapshotRequest
     from icetide.engine.run import PipelineRun
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from icetide.pipelines.graph import PipelineGraph
     from icetide.query.catalog_info import TableSummary
     from icetide.query.result import QueryResult
+    from icetide.runtime.catalog_migrate import Migrated
     from icetide.runtime.catalogs import ReadCatalog
 
 log = logging.getLogger(__name__)
@@ -180,3 +182,30 @@ class Context:
 
         ident = table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
         return request_resnapshot(self.spark, ident)
+
+    # -- the catalog service -----------------------------------------------------------
+    def catalog_service(self) -> CatalogService:
+        """The catalog's type and URI; for icetide's own metastore, whether it runs."""
+        from icetide.app.catalog import describe_service
+
+        return describe_service(self.settings)
+
+    def start_catalog(self) -> CatalogService:
+        """Start icetide's metastore of this home (detached) unless it runs."""
+        from icetide.app.catalog import start_service
+
+        return start_service(self.settings)
+
+    def stop_catalog(self) -> CatalogService | None:
+        """Stop icetide's metastore of this home; ``None`` when it was not running."""
+        from icetide.app.catalog import stop_service
+
+        return stop_service(self.settings)
+
+    def migrate_catalog(self, warehouse: Path | None = None, *, dry_run: bool = False,
+                        progress: Callable[[Migrated], None] | None = None) -> list[Migrated]:
+        """Register a Hadoop-catalog warehouse's tables into the configured catalog."""
+        from icetide.app.catalog import migrate_into_catalog
+
+        return migrate_into_catalog(self.settings, warehouse, dry_run=dry_run,
+                                    progress=progress)

@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "status": ("icetide.cli.status_cmd", "status", "Freshness, commits, dead letters, lag."),
     "seed": ("icetide.cli.seed_cmd", "seed", "Load the seed's dimension rows into the lake."),
     "cdc": ("icetide.cli.cdc_cmd", "cdc", "Operate CDC flows (resnapshot after a purged binlog)."),
+    "catalog": ("icetide.cli.catalog_cmd", "catalog",
+                "The catalog service: start/stop/status of the metastore, migrate."),
     "sql": ("icetide.cli.query_cmds", "sql", "Run a SQL query over the lake."),
     "tables": ("icetide.cli.query_cmds", "tables", "List the lake's tables."),
     "describe": ("icetide.cli.query_cmds", "describe",

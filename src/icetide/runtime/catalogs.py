@@ -1,7 +1,9 @@
 """The one Iceberg catalog of a deployment, as Spark conf and as a JVM-free pyiceberg reader.
 
 Types: ``hadoop`` (a warehouse directory, the embedded default), ``jdbc`` (PostgreSQL; tested),
-``rest`` (config only: no REST server is installable here) and ``hive`` (config only).
+``rest`` (config only: no REST server is installable here) and ``hive``: a metastore at
+``catalog.uri``, or without one icetide's own (:mod:`icetide.runtime.metastore`, started
+on first use by :func:`prepare_catalog`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pyiceberg.table import Table
 from icetide.config import CatalogConfig, Settings
 from icetide.errors import ConfigError, RuntimeSetupError
 from icetide.runtime.hadoop_tables import HadoopDirCatalog
+from icetide.runtime.metastore.service import embedded, ensure_metastore, metastore_uri
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +92,8 @@ def _rest(settings: Settings) -> dict[str, str]:
 
 def _hive(settings: Settings) -> dict[str, str]:
     cat = settings.catalog
+    if embedded(settings):  # icetide's own metastore: its warehouse is the home's
+        return {"uri": metastore_uri(settings), "warehouse": settings.warehouse}
     conf = {"uri": _need_uri(cat, ("thrift://",), "thrift://metastore:9083")}
     if cat.warehouse:
         conf["warehouse"] = cat.warehouse
@@ -126,6 +131,8 @@ def catalog_conf(settings: Settings) -> dict[str, str]:
         **SPJ_CONF,
     }
     conf.update({f"{prefix}.{k}": v for k, v in catalog_properties(settings).items()})
+    if settings.catalog.type == "hive":  # a lock outlives a dead writer by hive.txn.timeout
+        conf["spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms"] = "10000"
     return conf
 
 
@@ -141,9 +148,16 @@ def catalog_jars(settings: Settings, postgres_jar: Path = POSTGRES_JDBC_JAR) -> 
     return [postgres_jar]
 
 
+def prepare_catalog(settings: Settings) -> None:
+    """Make the catalog usable: icetide's metastore running, a local warehouse created."""
+    if embedded(settings):
+        ensure_metastore(settings)
+    prepare_warehouse(settings)
+
+
 def prepare_warehouse(settings: Settings) -> None:
-    """Create a local Hadoop warehouse directory (Iceberg cannot list a missing one)."""
-    if settings.catalog.type != "hadoop":
+    """Create a local warehouse directory (Iceberg cannot list a missing one)."""
+    if settings.catalog.type not in ("hadoop", "hive"):
         return
     parts = urlsplit(settings.warehouse)
     if parts.scheme in ("", "file"):
@@ -184,6 +198,7 @@ def pyiceberg_catalog(settings: Settings) -> ReadCatalog:
             cat.name, **{**cat.properties, "uri": sqlalchemy_url(settings),
                          "warehouse": settings.warehouse}
         )
+    prepare_catalog(settings)
     props = catalog_properties(settings)
     props.pop("cache-enabled", None)
     catalog: ReadCatalog = load_catalog(cat.name, **props)

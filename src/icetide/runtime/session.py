@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_warehouse
+from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_catalog
 from icetide.runtime.jars import default_jar_cache, ensure_jars
 from icetide.runtime.java import check_java
 
@@ -108,7 +108,7 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     java = check_java()
     cache = default_jar_cache(settings)
     jars = [*ensure_jars(cache), *catalog_jars(settings), *extra_jars]
-    prepare_warehouse(settings)
+    prepare_catalog(settings)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     if settings.spark.master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -1,0 +1,20 @@
+"""``python -m icetide.runtime.metastore ROOT HOST PORT WAREHOUSE [HEAP]``: one service.
+
+Started detached by :func:`icetide.runtime.metastore.service.ensure_metastore`; users
+run ``icetide catalog start`` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from icetide.runtime.metastore.server import ServiceSpec, main
+from icetide.runtime.metastore.site import MetastorePaths
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root, host, port, heap = sys.argv[1:5]
+    main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap))

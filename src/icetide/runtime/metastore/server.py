@@ -1,0 +1,122 @@
+"""The metastore service process: a JVM, driven over py4j, serving one address.
+
+Hive 2.3.9's ``HiveMetaStore.main`` listens on every interface and has no bind-host
+setting, so this builds what its ``startMetaStore`` builds — the retrying HMS handler
+behind a ``TSetIpAddressProcessor`` in a ``TThreadPoolServer`` — on a ``TServerSocket``
+bound to one address. A new Derby database first gets the transaction tables Iceberg's
+commit lock needs (``TxnDbUtil.prepDb``: ``autoCreateAll`` does not create them, and
+every commit would then retry for minutes and fail).
+
+Run it as ``python -m icetide.runtime.metastore`` (see :mod:`.service`); it writes its
+state file once it listens and removes it on SIGTERM. The JVM dies with this process
+(py4j ``die_on_exit``), ``kill -9`` included.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+from icetide.errors import RuntimeSetupError
+from icetide.runtime.jars import pyspark_jars_dir
+from icetide.runtime.java import check_java
+from icetide.runtime.metastore.site import MetastorePaths, check_host
+
+log = logging.getLogger(__name__)
+
+#: py4j's JVM view: attribute access reaches Java packages and classes.
+JVM = Any
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """What one service process serves: its home's files, its address, its JVM heap."""
+
+    paths: MetastorePaths
+    host: str
+    port: int
+    heap: str = "512m"
+
+
+def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
+    """Start the JVM (py4j gateway with an auth token) and return a connected gateway."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+
+    java = check_java()
+    conf = spec.paths.conf_dir
+    port, token = launch_gateway(
+        classpath=f"{conf}{os.pathsep}{pyspark_jars_dir()}/*",
+        javaopts=[f"-Xmx{spec.heap}", f"-Dderby.stream.error.file={spec.paths.root / 'derby.log'}",
+                  f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}"],
+        java_path=str(java.executable), die_on_exit=True, enable_auth=True,
+        redirect_stdout=out, redirect_stderr=out, cwd=str(spec.paths.root))
+    return JavaGateway(gateway_parameters=GatewayParameters(port=port, auth_token=token,
+                                                            auto_convert=True))
+
+
+def _server(jvm: JVM, spec: ServiceSpec, new: bool) -> Any:
+    """The thrift server of the metastore, bound to ``spec.host:spec.port`` (not serving)."""
+    hms, thrift = jvm.org.apache.hadoop.hive.metastore, jvm.org.apache.thrift
+    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    if new:
+        log.info("new metastore database %s: creating the transaction tables",
+                 spec.paths.database)
+        hms.txn.TxnDbUtil.prepDb(conf)
+    base = getattr(hms, "HiveMetaStore$HMSHandler")("new db based metaserver", conf, False)
+    processor = hms.TSetIpAddressProcessor(hms.HiveMetaStore.newRetryingHMSHandler(base, conf))
+    try:
+        socket = thrift.transport.TServerSocket(jvm.java.net.InetSocketAddress(spec.host,
+                                                                               spec.port))
+    except Exception as exc:
+        raise RuntimeSetupError(
+            f"the metastore cannot listen on {spec.host}:{spec.port} ({exc}): another program "
+            "uses the port; set metastore.port (ICETIDE_METASTORE__PORT) to a free one"
+        ) from exc
+    args = getattr(thrift.server, "TThreadPoolServer$Args")(socket)
+    args = (args.processor(processor).transportFactory(thrift.transport.TTransportFactory())
+            .protocolFactory(getattr(thrift.protocol, "TBinaryProtocol$Factory")())
+            .minWorkerThreads(4).maxWorkerThreads(200))
+    return thrift.server.TThreadPoolServer(args)
+
+
+def _write_state(spec: ServiceSpec) -> None:
+    tmp = spec.paths.state.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"pid": os.getpid(), "host": spec.host, "port": spec.port}))
+    tmp.replace(spec.paths.state)
+
+
+def serve(spec: ServiceSpec, stop: threading.Event) -> None:
+    """Serve until ``stop`` is set (SIGTERM/SIGINT set it in :func:`main`)."""
+    check_host(spec.host)
+    new = not spec.paths.database.exists()
+    started = time.monotonic()
+    with spec.paths.log.open("a") as out:
+        gateway = _launch(spec, out)
+        try:
+            server = _server(gateway.jvm, spec, new)
+            threading.Thread(target=server.serve, name="metastore", daemon=True).start()
+            while not server.isServing():
+                time.sleep(0.05)
+            _write_state(spec)
+            log.info("metastore listening on thrift://%s:%d (%.1fs)", spec.host, spec.port,
+                     time.monotonic() - started)
+            stop.wait()
+            server.stop()
+        finally:
+            spec.paths.state.unlink(missing_ok=True)
+            gateway.shutdown()
+
+
+def main(spec: ServiceSpec) -> None:
+    """The service process: serve until SIGTERM or SIGINT."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    serve(spec, stop)
+

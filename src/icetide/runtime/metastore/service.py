@@ -1,0 +1,176 @@
+"""Find, start, wait for and stop a home's metastore service (the client side).
+
+One service per home: its state file says which process serves which address. A start
+holds a file lock, so two icetide processes starting at once share one service. The
+service runs detached (its own session): it outlives the ``run`` or ``demo`` that
+started it, serves every later process and other engines, and stops on
+``icetide catalog stop``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from icetide.config import Settings
+from icetide.errors import RuntimeSetupError
+from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """A running service: its process and address."""
+
+    pid: int
+    host: str
+    port: int
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://{self.host}:{self.port}"
+
+
+def embedded(settings: Settings) -> bool:
+    """Whether the catalog is icetide's own metastore (``hive`` with no ``uri``)."""
+    return settings.catalog.type == "hive" and not settings.catalog.uri
+
+
+def metastore_uri(settings: Settings) -> str:
+    """The configured address of the home's metastore, as a thrift URI."""
+    return f"thrift://{settings.metastore.host}:{settings.metastore.port}"
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:  # a child of this process that exited is a zombie until reaped
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running(settings: Settings) -> ServiceState | None:
+    """The home's service, if its process is alive and it accepts connections."""
+    paths = MetastorePaths.of(settings)
+    try:
+        data = json.loads(paths.state.read_text())
+        state = ServiceState(int(data["pid"]), str(data["host"]), int(data["port"]))
+    except (OSError, ValueError, KeyError):
+        return None
+    if _alive(state.pid) and _accepts(state.host, state.port):
+        return state
+    return None
+
+
+@contextmanager
+def _start_lock(paths: MetastorePaths) -> Iterator[None]:
+    paths.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with paths.lock.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ensure_metastore(settings: Settings) -> ServiceState:
+    """The home's service, started (detached) if it is not running; waits until it listens."""
+    paths = MetastorePaths.of(settings)
+    cfg = settings.metastore
+    check_host(cfg.host)
+    with _start_lock(paths):
+        state = running(settings)
+        if state is not None:
+            _check_address(state, settings)
+            return state
+        if _accepts(cfg.host, cfg.port):
+            raise RuntimeSetupError(
+                f"{cfg.host}:{cfg.port} is taken by another program, not this home's "
+                f"metastore ({paths.root}): set metastore.port (ICETIDE_METASTORE__PORT) to a "
+                "free port, or catalog.uri to use that metastore"
+            )
+        return _spawn(settings, paths)
+
+
+def _check_address(state: ServiceState, settings: Settings) -> None:
+    cfg = settings.metastore
+    if (state.host, state.port) != (cfg.host, cfg.port):
+        raise RuntimeSetupError(
+            f"this home's metastore runs at {state.uri}, not at {metastore_uri(settings)} as "
+            "metastore.host/port say: stop it (icetide catalog stop) or change the settings"
+        )
+
+
+def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
+    cfg = settings.metastore
+    write_conf(settings, paths)
+    paths.state.unlink(missing_ok=True)
+    args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
+            str(cfg.port), cfg.heap]
+    with paths.log.open("a") as out:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, cwd=paths.root)
+    log.info("starting the metastore at %s (log: %s)", metastore_uri(settings), paths.log)
+    deadline = time.monotonic() + cfg.start_timeout
+    while time.monotonic() < deadline:
+        state = running(settings)
+        if state is not None and state.pid == proc.pid:
+            return state
+        if proc.poll() is not None:
+            raise RuntimeSetupError(
+                f"the metastore exited with code {proc.returncode} before listening on "
+                f"{metastore_uri(settings)}; its log {paths.log} ends:\n{_tail(paths)}")
+        time.sleep(0.2)
+    proc.terminate()
+    raise RuntimeSetupError(
+        f"the metastore did not listen on {metastore_uri(settings)} within "
+        f"{cfg.start_timeout:.0f}s (metastore.start_timeout); see {paths.log}")
+
+
+def _tail(paths: MetastorePaths, lines: int = 20) -> str:
+    try:
+        return "\n".join(paths.log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def stop_metastore(settings: Settings, timeout: float = 30.0) -> ServiceState | None:
+    """Stop the home's service (SIGTERM, then SIGKILL after ``timeout``); the one stopped."""
+    state = running(settings)
+    if state is None:
+        return None
+    os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(state.pid):
+        log.warning("metastore pid %d ignored SIGTERM for %.0fs: killing it", state.pid, timeout)
+        os.kill(state.pid, signal.SIGKILL)
+    MetastorePaths.of(settings).state.unlink(missing_ok=True)
+    return state

@@ -1,0 +1,103 @@
+"""Where a home's metastore keeps its files, and the ``hive-site.xml`` it runs with."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from icetide.config import Settings
+from icetide.errors import ConfigError
+
+STATE_FILE = "service.json"
+
+
+@dataclass(frozen=True)
+class MetastorePaths:
+    """The files of one home's metastore service."""
+
+    root: Path
+
+    @classmethod
+    def of(cls, settings: Settings) -> MetastorePaths:
+        return cls(settings.path("metastore"))
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.root / "conf"
+
+    @property
+    def database(self) -> Path:
+        return self.root / "db"
+
+    @property
+    def state(self) -> Path:
+        """JSON ``{"pid", "host", "port"}`` written once the service listens."""
+        return self.root / STATE_FILE
+
+    @property
+    def log(self) -> Path:
+        return self.root / "metastore.log"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "start.lock"
+
+
+def check_host(host: str) -> None:
+    """The metastore speaks thrift without authentication: loopback only."""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ConfigError(
+            f"metastore.host {host!r} is not a loopback address: the embedded metastore has "
+            "no authentication, so it binds 127.0.0.1 only; reach it from other hosts "
+            "through an SSH tunnel, or run a secured metastore and set catalog.uri"
+        )
+
+
+def _property(name: str, value: str) -> str:
+    return f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>"
+
+
+def hive_site(settings: Settings, paths: MetastorePaths) -> str:
+    """``hive-site.xml``: Derby under the home, the lake's warehouse, short lock expiry.
+
+    ``hive.txn.timeout``: a writer killed while it holds Iceberg's commit lock blocks the
+    table's next commit until then (Hive's default is 300 s).
+    """
+    timeout = f"{int(settings.metastore.lock_timeout)}s"
+    props = {
+        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={paths.database};create=true",
+        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+        "datanucleus.schema.autoCreateAll": "true",
+        "hive.metastore.schema.verification": "false",
+        "hive.metastore.warehouse.dir": settings.warehouse,
+        "hive.txn.timeout": timeout,
+    }
+    lines = [_property(k, v) for k, v in props.items()]
+    return '<?xml version="1.0"?>\n<configuration>\n' + "\n".join(lines) + "\n</configuration>\n"
+
+
+LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{ISO8601} %p %c{1}: %m%n%ex
+# one ERROR per client that disconnects: says nothing
+logger.thrift.name = org.apache.thrift.server.TThreadPoolServer
+logger.thrift.level = off
+"""
+
+
+def write_conf(settings: Settings, paths: MetastorePaths) -> None:
+    """Write ``hive-site.xml`` and the log config (private to the owner)."""
+    paths.conf_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (paths.conf_dir / "hive-site.xml").write_text(hive_site(settings, paths))
+    (paths.conf_dir / "log4j2.properties").write_text(LOG4J2)
