@@ -9,13 +9,17 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from icetide.config import CatalogConfig, Settings, SparkConfig
+from icetide.config import CatalogConfig, MetastoreConfig, Settings, SparkConfig
 from icetide.devkit.embedded.postgres import EmbeddedPostgres
+from icetide.devkit.embedded.process import free_port
 from icetide.runtime.catalogs import POSTGRES_JDBC_JAR
 from icetide.runtime.session import get_spark, stop_spark
+from tests.metastores import stop_metastores_under
 
 # Built jars (relocated Jackson) are shared by all test sessions; CI sets the same default.
 os.environ.setdefault("ICETIDE_JAR_CACHE", str(Path.home() / ".cache" / "icetide" / "jars"))
+# The port of every metastore service the tests start (see the metastore section below).
+os.environ.setdefault("ICETIDE_METASTORE__PORT", str(free_port()))
 
 
 # --- runtime: Settings + the one session-scoped SparkSession (owner: runtime) ---------------
@@ -32,6 +36,7 @@ def icetide_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         home=home,
         spark=SparkConfig(master="local[2]", driver_memory="1g", shuffle_partitions=2),
         catalog=CatalogConfig(name="lake", type="hadoop"),
+        metastore=MetastoreConfig(port=int(os.environ["ICETIDE_METASTORE__PORT"])),
     )
 
 
@@ -50,6 +55,20 @@ def spark(icetide_settings: Settings) -> Iterator[SparkSession]:
 def postgres() -> Iterator[EmbeddedPostgres]:
     with EmbeddedPostgres(durable=False) as server:
         yield server
+
+
+# --- runtime: icetide's metastore service (owner: runtime) -----------------------------------
+# The default catalog is a metastore per ICETIDE_HOME (runtime/metastore), started detached on
+# first use. Tests give it one free port of their own (ICETIDE_METASTORE__PORT, inherited by
+# every icetide subprocess) and stop the services on that port that a test started once the
+# test ends, so two tests' homes never meet on the port and nothing outlives the session.
+
+
+@pytest.fixture(autouse=True)
+def _stop_metastores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    stop_metastores_under(tmp_path_factory.getbasetemp(),
+                          port=int(os.environ["ICETIDE_METASTORE__PORT"]))
 
 
 # --- end runtime ------------------------------------------------------------------------------

@@ -64,10 +64,11 @@ class SparkConfig(_Section):
 
 
 class CatalogConfig(_Section):
-    """The shared Iceberg catalog: ``hadoop`` (embedded default), ``jdbc``, ``rest``, ``hive``."""
+    """The shared Iceberg catalog: ``hive`` (without a ``uri``: icetide's own metastore, the
+    embedded default; with one: any Hive Metastore), ``hadoop``, ``jdbc`` or ``rest``."""
 
     name: str = "lake"
-    type: Literal["hadoop", "jdbc", "rest", "hive"] = "hadoop"
+    type: Literal["hadoop", "jdbc", "rest", "hive"] = "hive"
     warehouse: str | None = None  # default: <home>/warehouse
     uri: str | None = None  # jdbc:postgresql://..., http://rest, thrift://hms
     user: str | None = None

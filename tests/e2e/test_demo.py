@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from icetide.config import Settings
+from icetide.config import load_settings
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.seed_rows import PRODUCTS
@@ -121,7 +121,9 @@ def test_demo_60s_reconciles(tmp_path: Path) -> None:
     assert business is not None and business["total"] > 0, business
 
     # independently: ODS / DLQ from table metadata, dims vs MariaDB via pyiceberg
-    catalog = pyiceberg_catalog(Settings(home=home))
+    # by name, through the demo's metastore (still serving after the demo ended)
+    catalog = pyiceberg_catalog(load_settings(None, environ={**os.environ,
+                                                             "ICETIDE_HOME": str(home)}))
     assert _rows(catalog, "ods_behavior.clickevent") == clicks["valid"]
     assert _rows(catalog, "ods_behavior.clickevent_dlq") == clicks["malformed"]
     products = _lake(catalog, "dim_db.products", ["productId", "product_price"])

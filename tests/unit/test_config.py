@@ -15,7 +15,8 @@ def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.chdir(tmp_path)
     s = load_settings(None, environ={})
     assert s.spark.master == "local[*]"
-    assert s.catalog.type == "hadoop"
+    assert s.catalog.type == "hive" and s.catalog.uri is None  # icetide's own metastore
+    assert (s.metastore.host, s.metastore.port) == ("127.0.0.1", 9083)
     assert s.home == Path(".icetide")
 
 

@@ -116,6 +116,17 @@ def _echo_query(report: DemoReport) -> None:
         click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))
     click.echo('query the lake: icetide sql "SELECT * FROM ads.daily_product_report"; '
                "run `icetide demo` again to resume")
+    _echo_catalog(report.settings)
+
+
+def _echo_catalog(settings: Settings) -> None:
+    """Where other engines find the demo's tables by name."""
+    from icetide.app.catalog import describe_service
+
+    svc = describe_service(settings)
+    if svc.embedded and svc.running:
+        click.echo(f"catalog service: {svc.uri} (Hive Metastore; pyiceberg, Spark, Trino and "
+                   "Flink find every table by name; `icetide catalog stop` stops it)")
 
 
 @click.command()

@@ -27,8 +27,16 @@ def _settings(tmp_path: Path, **catalog: object) -> Settings:
     return Settings(home=tmp_path, catalog=CatalogConfig.model_validate(catalog))
 
 
-def test_hadoop_is_the_default_and_uses_home_warehouse(tmp_path: Path) -> None:
+def test_the_default_is_the_embedded_metastore_with_the_home_warehouse(tmp_path: Path) -> None:
     conf = catalog_conf(Settings(home=tmp_path))
+    assert conf[f"{P}.type"] == "hive"
+    assert conf[f"{P}.uri"] == "thrift://127.0.0.1:9083"
+    assert conf[f"{P}.warehouse"] == str((tmp_path / "warehouse").resolve())
+    assert conf["spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms"] == "10000"
+
+
+def test_hadoop_uses_home_warehouse(tmp_path: Path) -> None:
+    conf = catalog_conf(_settings(tmp_path, type="hadoop"))
     assert conf["spark.sql.extensions"] == ICEBERG_EXTENSIONS
     assert conf["spark.sql.defaultCatalog"] == "lake"
     assert conf[P] == "org.apache.iceberg.spark.SparkCatalog"
@@ -42,7 +50,7 @@ def test_hadoop_is_the_default_and_uses_home_warehouse(tmp_path: Path) -> None:
 
 def test_hadoop_rejects_a_uri(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"catalog.uri 'thrift://x:1'.*remove it"):
-        catalog_conf(_settings(tmp_path, uri="thrift://x:1"))
+        catalog_conf(_settings(tmp_path, type="hadoop", uri="thrift://x:1"))
 
 
 def test_jdbc_conf_has_credentials_schema_version_and_warehouse(tmp_path: Path) -> None:
@@ -150,7 +158,7 @@ def test_spark_conf_puts_jars_on_both_paths_and_user_conf_last(tmp_path: Path) -
 
 
 def test_pyiceberg_catalog_for_hadoop_reads_the_warehouse_directory(tmp_path: Path) -> None:
-    catalog = pyiceberg_catalog(Settings(home=tmp_path))
+    catalog = pyiceberg_catalog(_settings(tmp_path, type="hadoop"))
     assert isinstance(catalog, HadoopDirCatalog)
     assert catalog.name == "lake"
     assert catalog.root == (tmp_path / "warehouse").resolve()
@@ -158,7 +166,7 @@ def test_pyiceberg_catalog_for_hadoop_reads_the_warehouse_directory(tmp_path: Pa
 
 
 def test_prepare_warehouse_creates_only_local_hadoop_dirs(tmp_path: Path) -> None:
-    prepare_warehouse(Settings(home=tmp_path))
+    prepare_warehouse(_settings(tmp_path, type="hadoop"))
     assert (tmp_path / "warehouse").is_dir()
     prepare_warehouse(_settings(tmp_path, warehouse=f"file://{tmp_path}/wh2"))
     assert (tmp_path / "wh2").is_dir()

@@ -39,7 +39,8 @@ def test_embedded_means_hive_without_uri(tmp_path: Path) -> None:
     assert embedded(Settings(home=tmp_path, catalog=CatalogConfig(type="hive")))
     assert not embedded(Settings(home=tmp_path, catalog=CatalogConfig(
         type="hive", uri="thrift://hms.example.com:9083")))
-    assert not embedded(Settings(home=tmp_path))
+    assert embedded(Settings(home=tmp_path))  # the default
+    assert not embedded(Settings(home=tmp_path, catalog=CatalogConfig(type="hadoop")))
     s = Settings(home=tmp_path, catalog=CatalogConfig(type="hive"),
                  metastore=MetastoreConfig(port=19999))
     assert metastore_uri(s) == "thrift://127.0.0.1:19999"
