@@ -1,4 +1,4 @@
-"""``python -m icetide.runtime.metastore ROOT HOST PORT WAREHOUSE [HEAP]``: one service.
+"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT``: one service.
 
 Started detached by :func:`icetide.runtime.metastore.service.ensure_metastore`; users
 run ``icetide catalog start`` instead.
@@ -16,5 +16,5 @@ from icetide.runtime.metastore.site import MetastorePaths
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    root, host, port, heap = sys.argv[1:5]
-    main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap))
+    root, host, port, heap, lock_timeout = sys.argv[1:6]
+    main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout)))

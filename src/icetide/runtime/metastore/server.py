@@ -42,6 +42,8 @@ class ServiceSpec:
     host: str
     port: int
     heap: str = "512m"
+    #: Seconds after which a lock without heartbeat is expired (``hive.txn.timeout``).
+    lock_timeout: float = 60.0
 
 
 def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
@@ -85,6 +87,22 @@ def _server(jvm: JVM, spec: ServiceSpec, new: bool) -> Any:
     return thrift.server.TThreadPoolServer(args)
 
 
+def _reap_locks(jvm: JVM, every: float, stop: threading.Event) -> None:
+    """Expire the locks of writers that stopped heartbeating (``kill -9`` mid-commit).
+
+    Hive 2.3.9 does this only in its ACID housekeeper, which runs with the compactor;
+    without it a dead writer's lock blocks the table for ever. ``performTimeOuts``
+    removes locks and transactions idle for longer than ``hive.txn.timeout``.
+    """
+    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(
+        jvm.org.apache.hadoop.hive.conf.HiveConf())
+    while not stop.wait(every):
+        try:
+            store.performTimeOuts()
+        except Exception as exc:  # the service goes on; the next round retries
+            log.warning("expiring dead writers' locks failed: %s", exc)
+
+
 def _write_state(spec: ServiceSpec) -> None:
     tmp = spec.paths.state.with_suffix(".tmp")
     tmp.write_text(json.dumps({"pid": os.getpid(), "host": spec.host, "port": spec.port}))
@@ -101,6 +119,8 @@ def serve(spec: ServiceSpec, stop: threading.Event) -> None:
         try:
             server = _server(gateway.jvm, spec, new)
             threading.Thread(target=server.serve, name="metastore", daemon=True).start()
+            threading.Thread(target=_reap_locks, name="lock-reaper", daemon=True,
+                             args=(gateway.jvm, max(1.0, spec.lock_timeout / 4), stop)).start()
             while not server.isServing():
                 time.sleep(0.05)
             _write_state(spec)

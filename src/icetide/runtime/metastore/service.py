@@ -132,7 +132,7 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
     write_conf(settings, paths)
     paths.state.unlink(missing_ok=True)
     args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
-            str(cfg.port), cfg.heap]
+            str(cfg.port), cfg.heap, str(cfg.lock_timeout)]
     with paths.log.open("a") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, cwd=paths.root)
