@@ -17,6 +17,7 @@ run committed a batch, and restarted. After a final ``--once`` drain:
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -55,11 +56,14 @@ RESTART_WORK = ("finishing half-committed batch", "batch failed")
 
 @pytest.fixture()
 def lake(tmp_path: Path, spark: SparkSession) -> Iterator[tuple[Path, str]]:
-    """A private ICETIDE_HOME whose hadoop warehouse the test session reads as catalog `e2e`."""
+    """A private ICETIDE_HOME whose catalog service (the default, started by the first run
+    and surviving its kills) the test session reads as catalog `e2e`."""
     home = tmp_path / "home"
     warehouse = home / "warehouse"
+    port = os.environ["ICETIDE_METASTORE__PORT"]
     spark.conf.set("spark.sql.catalog.e2e", "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set("spark.sql.catalog.e2e.type", "hadoop")
+    spark.conf.set("spark.sql.catalog.e2e.type", "hive")
+    spark.conf.set("spark.sql.catalog.e2e.uri", f"thrift://127.0.0.1:{port}")
     spark.conf.set("spark.sql.catalog.e2e.warehouse", str(warehouse))
     spark.conf.set("spark.sql.catalog.e2e.cache-enabled", "false")
     yield home, "e2e"
