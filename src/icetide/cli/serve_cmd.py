@@ -10,7 +10,6 @@ from types import FrameType
 import click
 
 from icetide.cli.options import conf_option, config_option, context_from
-from icetide.cli.query_cmds import cli_errors
 
 
 @click.group()
@@ -55,10 +54,10 @@ def sql(pipeline_dir: Path | None, host: str | None, port: int | None,
     its tables are listed. See docs/connect.md.
     """
     ctx = context_from(config_path, pipeline_dir, conf)
-    with cli_errors():
-        tables = ([n for n, t in sorted(ctx.graph.tables.items()) if not t.is_view]
-                  if pipeline_dir is not None else [])
-        server = ctx.serve_sql(host, port)
+    # a refusal (IcetideError: no password off loopback, port taken) exits with code 2
+    tables = ([n for n, t in sorted(ctx.graph.tables.items()) if not t.is_view]
+              if pipeline_dir is not None else [])
+    server = ctx.serve_sql(host, port)
     with server:
         auth = (f"user {server.user!r} with the password from ICETIDE_SQL_SERVER__PASSWORD"
                 if server.auth == "password" else "no password: any user name")
