@@ -54,6 +54,11 @@ logger.hiveobjectstore.name = org.apache.hadoop.hive.metastore.ObjectStore
 logger.hiveobjectstore.level = error
 logger.thriftpool.name = org.apache.thrift.server.TThreadPoolServer
 logger.thriftpool.level = fatal
+# ...and Hadoop warns, with a stack trace, for each client user name that is no OS user
+logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
+logger.unixgroups.level = error
+logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
+logger.hivesessionstate.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 

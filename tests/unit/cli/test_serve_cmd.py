@@ -19,6 +19,8 @@ def test_serve_and_serve_sql_answer_help() -> None:
     assert "jdbc:hive2://127.0.0.1:10000/default" in sub.output
     assert "ICETIDE_SQL_SERVER__PASSWORD" in sub.output
     assert "serve" in runner.invoke(cli, ["--help"]).output
+    demo = runner.invoke(cli, ["demo", "--help"])
+    assert demo.exit_code == 0 and "--sql-server" in demo.output
 
 
 def test_binding_beyond_loopback_without_a_password_is_refused(
