@@ -8,11 +8,14 @@ import io
 import os
 import re
 import subprocess
+import warnings
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pandas
 import pytest
 from pydantic import SecretStr
 from pyhive import hive
@@ -31,6 +34,7 @@ SEED_QUERIES = (
     "SELECT productId, name, product_price, count(*) AS views FROM ods_behavior.clickevent "
     "GROUP BY productId, name, product_price",
 )
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$")
 PROMPT = re.compile(r"^\d+: jdbc:hive2://\S+> ?")
 
 
@@ -60,6 +64,8 @@ def _norm(rows: Sequence[Sequence[Any]]) -> list[tuple[str, ...]]:
             return str(v.normalize())
         if hasattr(v, "isoformat"):
             return v.isoformat(sep=" ")
+        if isinstance(v, str) and TIMESTAMP.match(v):  # JDBC prints "…:20.0"
+            return datetime.fromisoformat(v).isoformat(sep=" ")
         return str(Decimal(v).normalize()) if _decimal_text(v) else str(v)
 
     return sorted(tuple(text(v) for v in row) for row in rows)
@@ -102,6 +108,11 @@ def test_pyhive_sees_the_lake_by_name_like_icetide_sql(
             assert len(got) == len(expected) > 0
             assert _norm(got) == _norm(expected)
         assert _pyhive(server, "select current_catalog()", username="x") == [("lake",)]
+        with contextlib.closing(hive.connect(host=server.host, port=server.port,
+                                             username="x")) as conn, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # pandas: "only SQLAlchemy ..."
+            frame = pandas.read_sql(SEED_QUERIES[1], conn)
+        assert sorted(frame["views"]) == sorted(r[3] for r in ctx.sql(SEED_QUERIES[1]).rows)
     assert not Path("metastore_db").exists() and not Path("derby.log").exists()
 
 
@@ -127,13 +138,17 @@ def test_beeline_logs_in_with_the_password_and_a_wrong_one_is_refused(
     ctx = Context(icetide_settings)
     with _served(secured) as server:
         assert server.auth == "password"
-        query = SEED_QUERIES[1]
-        done = _beeline(server, query, "-n", "analyst", "-p", "s3cret-pw")
+        done = _beeline(server, ";\n".join(SEED_QUERIES), "-n", "analyst", "-p", "s3cret-pw")
         assert done.returncode == 0, done.stderr[-2000:]
-        [header, *rows] = _csv(done.stdout)
-        assert header == ["productId", "name", "product_price", "views"]
-        expected = ctx.sql(query).rows
-        assert _norm([[None if v == "" else v for v in row] for row in rows]) == _norm(expected)
+        out = _csv(done.stdout)
+        split = next(i for i, row in enumerate(out) if row[0] == "productId")
+        for query, [header, *rows] in zip(SEED_QUERIES, (out[:split], out[split:]),
+                                           strict=True):
+            expected = ctx.sql(query)
+            assert header == expected.columns
+            got = [[None if v == "" else v for v in row] for row in rows]
+            assert len(got) == len(expected.rows) > 0
+            assert _norm(got) == _norm(expected.rows)
 
         refused = _beeline(server, "select 1", "-n", "analyst", "-p", "wrong")
         assert refused.returncode != 0
