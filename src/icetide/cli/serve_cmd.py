@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 from pathlib import Path
 from types import FrameType
@@ -65,6 +66,9 @@ def sql(pipeline_dir: Path | None, host: str | None, port: int | None,
         click.echo(f"  login: {auth}; catalog {server.catalog!r}")
         click.echo(f"  beeline -u {server.jdbc_url}"
                    + (f" -n {server.user} -p <password>" if server.auth == "password" else ""))
+        if server.host in ("0.0.0.0", "::"):
+            click.echo(f"  all addresses: clients name this machine, e.g. jdbc:hive2://"
+                       f"{socket.getfqdn()}:{server.port}/default")
         if tables:
             click.echo("  tables: " + ", ".join(tables))
         click.echo("Ctrl-C to stop", err=True)

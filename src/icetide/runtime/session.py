@@ -90,6 +90,9 @@ def spark_conf(
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.warehouse.dir": str(settings.path("spark-warehouse")),
+        # no Hive metastore: the lake has its own catalog, and a Hive one would leave a
+        # metastore_db/ in the working directory (also when the SQL server starts)
+        "spark.sql.catalogImplementation": "in-memory",
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
