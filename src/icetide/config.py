@@ -131,6 +131,27 @@ class FlowsConfig(_Section):
             raise ValueError(str(exc)) from None
 
 
+class SqlServerConfig(_Section):
+    """``icetide serve sql``: the HiveServer2 (Thrift JDBC/ODBC) endpoint over the lake.
+
+    With a password (env only: ``ICETIDE_SQL_SERVER__PASSWORD``) clients must log in as
+    ``user`` with it; without one any user name is accepted, so binding anything but
+    loopback needs a password.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=10000, ge=0, le=65535)  # 0: a free port
+    user: str = "icetide"
+    password: SecretStr | None = None  # env only: ICETIDE_SQL_SERVER__PASSWORD
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("sql_server.user must not be empty (e.g. 'icetide')")
+        return v
+
+
 class Settings(_Section):
     """The whole configuration."""
 
@@ -140,6 +161,7 @@ class Settings(_Section):
     metastore: MetastoreConfig = MetastoreConfig()
     kafka: KafkaConfig = KafkaConfig()
     flows: FlowsConfig = FlowsConfig()
+    sql_server: SqlServerConfig = SqlServerConfig()
 
     @property
     def warehouse(self) -> str:
@@ -185,13 +207,17 @@ def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _check_not_a_misspelt_setting(name: str, path: list[str]) -> None:
-    """``ICETIDE_KAFKA_BOOTSTRAP`` (one underscore) would be ignored silently: refuse it."""
-    section, _, key = path[0].partition("_")
-    if len(path) == 1 and key and section in Settings.model_fields:
-        raise ConfigError(
-            f"environment variable {name} is not read: settings take two underscores "
-            f"between section and key, e.g. {ENV_PREFIX}{section.upper()}__{key.upper()}"
-        )
+    """``ICETIDE_KAFKA_BOOTSTRAP`` or ``ICETIDE_SQL_SERVER_PASSWORD`` (one underscore before
+    the key) would be ignored silently: refuse it."""
+    if len(path) != 1:
+        return
+    for section in Settings.model_fields:
+        key = path[0].removeprefix(f"{section}_")
+        if key and key != path[0]:
+            raise ConfigError(
+                f"environment variable {name} is not read: settings take two underscores "
+                f"between section and key, e.g. {ENV_PREFIX}{section.upper()}__{key.upper()}"
+            )
 
 
 def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

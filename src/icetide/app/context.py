@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from icetide.query.result import QueryResult
     from icetide.runtime.catalog_migrate import Migrated
     from icetide.runtime.catalogs import ReadCatalog
+    from icetide.serving.thrift import SqlServer
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,17 @@ class Context:
         from icetide.query.spark_sql import run_sql
 
         return run_sql(self.spark, query, limit)
+
+    def serve_sql(self, host: str | None = None, port: int | None = None) -> SqlServer:
+        """Serve the lake over HiveServer2 (JDBC/ODBC, PyHive, beeline) from this context's
+        SparkSession; ``host``/``port`` override ``sql_server.host``/``.port``. Binding
+        beyond loopback without ``ICETIDE_SQL_SERVER__PASSWORD`` is refused before Spark
+        starts. Stop the returned server (or use it as a context manager)."""
+        from icetide.serving.auth import check_exposure
+        from icetide.serving.thrift import start_sql_server
+
+        check_exposure(self.settings.sql_server, host or self.settings.sql_server.host)
+        return start_sql_server(self.spark, self.settings, host, port)
 
     def tables(self) -> list[TableSummary]:
         """Every table: rows, snapshots, last commit, format version. No JVM."""

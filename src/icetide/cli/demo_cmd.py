@@ -160,10 +160,15 @@ def _echo_catalog(settings: Settings) -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="Write what was produced, committed and reconciled to FILE as JSON.")
+@click.option("--sql-server", "sql_server", is_flag=True,
+              help="Also serve the lake over HiveServer2 (JDBC/ODBC, PyHive, beeline) while "
+                   "the demo runs, on sql_server.host:port (10000, or a free port if taken); "
+                   "prints the JDBC URL. See docs/connect.md.")
 @config_option
 def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, dims: str,
          mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
-         reconcile: bool, report_path: Path | None, config_path: Path | None) -> None:
+         reconcile: bool, report_path: Path | None, sql_server: bool,
+         config_path: Path | None) -> None:
     """Run the whole seed system end to end with no configuration.
 
     \b
@@ -190,10 +195,28 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
     options = DemoOptions(duration=duration or None, rate=rate, bad_ratio=bad_ratio,
                           business_rate=business_rate, dims=mode,
                           mariadb_port=mariadb_port or None, trigger_interval=trigger_interval,
-                          reconcile=reconcile, pipeline=pipeline)
+                          reconcile=reconcile, pipeline=pipeline,
+                          sql_port=_sql_port(settings) if sql_server else None)
     click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by {mode}; "
                "Ctrl-C to stop")
+    if options.sql_port is not None:
+        host = settings.sql_server.host
+        click.echo(f"SQL server (once Spark is up, until the demo ends): JDBC URL "
+                   f"jdbc:hive2://{host}:{options.sql_port}/default")
     _finish(_run(settings, options, stop, live), report_path)
+
+
+def _sql_port(settings: Settings) -> int:
+    """The SQL server's port: configured, or a free one when taken; refuses an exposed
+    address without a password before anything starts."""
+    from icetide.devkit.embedded.process import free_port, port_in_use
+    from icetide.serving.auth import check_exposure
+
+    config = settings.sql_server
+    check_exposure(config, config.host)
+    if config.port == 0 or port_in_use(config.port, config.host):
+        return free_port(config.host)
+    return config.port
 
 
 def _finish(report: DemoReport, report_path: Path | None) -> None:

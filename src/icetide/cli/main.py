@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tables": ("icetide.cli.query_cmds", "tables", "List the lake's tables."),
     "describe": ("icetide.cli.query_cmds", "describe",
                  "Show a table's schema, partitions, snapshots."),
+    "serve": ("icetide.cli.serve_cmd", "serve",
+              "Serve the lake to other tools (serve sql: HiveServer2 JDBC/ODBC)."),
 }
 
 

@@ -48,6 +48,17 @@ logger.planstring.level = error
 # a batch's source rows are persisted once and reused: "Asked to cache already cached data"
 logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
 logger.cachemanager.level = error
+# the SQL server (serving/thrift.py): Hive's in-memory metastore announces its schema, and
+# Thrift logs every client that hangs up without closing its session as an ERROR
+logger.hiveobjectstore.name = org.apache.hadoop.hive.metastore.ObjectStore
+logger.hiveobjectstore.level = error
+logger.thriftpool.name = org.apache.thrift.server.TThreadPoolServer
+logger.thriftpool.level = fatal
+# ...and Hadoop warns, with a stack trace, for each client user name that is no OS user
+logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
+logger.unixgroups.level = error
+logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
+logger.hivesessionstate.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 
@@ -79,6 +90,9 @@ def spark_conf(
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.warehouse.dir": str(settings.path("spark-warehouse")),
+        # no Hive metastore: the lake has its own catalog, and a Hive one would leave a
+        # metastore_db/ in the working directory (also when the SQL server starts)
+        "spark.sql.catalogImplementation": "in-memory",
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
@@ -133,6 +147,12 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     return session
 
 
+def _spark_shaping(settings: Settings) -> Settings:
+    """``settings`` without the sections that do not shape the session (the SQL server's:
+    a server with a password runs on the session every other command uses)."""
+    return settings.model_copy(update={"sql_server": None})
+
+
 def get_spark(settings: Settings, extra_jars: Sequence[Path] = ()) -> SparkSession:
     """The process-wide SparkSession for ``settings``; built on first call.
 
@@ -142,7 +162,7 @@ def get_spark(settings: Settings, extra_jars: Sequence[Path] = ()) -> SparkSessi
     global _current
     with _lock:
         if _current is not None and _alive(_current[1]):
-            if _current[0] != settings:
+            if _spark_shaping(_current[0]) != _spark_shaping(settings):
                 raise RuntimeSetupError(
                     "a SparkSession for different settings is already running in this process "
                     f"(catalog {_current[0].catalog.name!r}, home {_current[0].home}): "

@@ -151,6 +151,7 @@ def test_spark_conf_puts_jars_on_both_paths_and_user_conf_last(tmp_path: Path) -
     assert conf["spark.jars"] == "/a/one.jar,/b/two.jar"
     assert conf["spark.driver.extraClassPath"] == "/a/one.jar:/b/two.jar"
     assert conf["spark.sql.session.timeZone"] == "UTC"
+    assert conf["spark.sql.catalogImplementation"] == "in-memory"
     assert conf["spark.ui.enabled"] == "true"
     assert conf["spark.sql.defaultCatalog"] == "x"
     assert "spark.driver.bindAddress" not in conf  # only for local masters

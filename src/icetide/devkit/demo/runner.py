@@ -85,6 +85,8 @@ class DemoOptions:
     pipeline: Path | None = None
     #: Spark's (JVM) log level for the run, e.g. "ERROR" under the live view; None: as set
     spark_log_level: str | None = None
+    #: Serve the lake over HiveServer2 on this port while the demo runs (None: no server)
+    sql_port: int | None = None
 
 
 def _broker(settings: Settings) -> EmbeddedBroker:
@@ -227,6 +229,10 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
             spark.sparkContext.setLogLevel(options.spark_log_level)
         pipeline = stack.enter_context(PipelineRun(spark, run_settings, graph,
                                                    trigger_interval=options.trigger_interval))
+        if options.sql_port is not None:
+            from icetide.serving.thrift import start_sql_server
+
+            stack.enter_context(start_sql_server(spark, run_settings, port=options.sql_port))
         run = _DemoRun(pipeline, broker.bootstrap, shop, options, progress)
         report = run.run(stop, on_batch)
     return report
