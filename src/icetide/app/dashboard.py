@@ -27,7 +27,7 @@ from icetide.errors import TableError
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.model.markers import Marker
 from icetide.pipelines.graph import PipelineGraph
-from icetide.query.catalog_info import all_tables
+from icetide.query.catalog_info import all_tables, live_rows
 from icetide.runtime.catalogs import ReadCatalog
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,8 @@ class TableActivity:
     history: tuple[FreshnessPoint, ...] = ()
     sources: tuple[str, ...] = ()
     dead_letter_table: str | None = None
+    #: Rows in the dead-letter table (every batch's, not only the last commit's).
+    dead_letters_total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ class DashboardState:
 def _activity_json(activity: TableActivity) -> dict[str, Any]:
     return {"table": activity.table, "commits_per_min": activity.commits_per_min,
             "history": [vars(p) for p in activity.history], "sources": list(activity.sources),
-            "dead_letter_table": activity.dead_letter_table}
+            "dead_letter_table": activity.dead_letter_table,
+            "dead_letters_total": activity.dead_letters_total}
 
 
 @dataclass(frozen=True)
@@ -145,8 +148,8 @@ def _marker_snapshots(table: Table, since_ms: int) -> Iterable[tuple[int, Marker
         snap = table.snapshot_by_id(parent) if parent is not None else None
 
 
-def table_activity(name: str, table: Table, now_ms: int,
-                   dead_letter_table: str | None = None) -> TableActivity:
+def table_activity(name: str, table: Table, now_ms: int, dead_letter_table: str | None = None,
+                   dead_letters_total: int | None = None) -> TableActivity:
     """Commits per minute (last :data:`RATE_WINDOW_S`), freshness per commit (last hour)
     and the source keys the flows' newest markers name."""
     points: list[FreshnessPoint] = []
@@ -160,13 +163,15 @@ def table_activity(name: str, table: Table, now_ms: int,
     walk = read_markers(table)
     sources = sorted({key for m in walk.per_flow.values() for key in m.end})
     return TableActivity(name, round(recent / (RATE_WINDOW_S / 60), 2), tuple(reversed(points)),
-                         tuple(sources), dead_letter_table)
+                         tuple(sources), dead_letter_table, dead_letters_total)
 
 
-def dead_letter_tables(catalog: ReadCatalog, skip: Iterable[str] = ()) -> dict[str, str]:
-    """Flow name → its dead-letter table (``db.table``), found by the tables' comment."""
+def dead_letter_tables(catalog: ReadCatalog, skip: Iterable[str] = ()
+                       ) -> dict[str, tuple[str, int | None]]:
+    """Flow name → its dead-letter table (``db.table``, found by the tables' comment) and
+    the rows it holds."""
     skipped = set(skip)
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, int | None]] = {}
     for ident in all_tables(catalog):
         name = ".".join(ident)
         if name in skipped:
@@ -178,7 +183,7 @@ def dead_letter_tables(catalog: ReadCatalog, skip: Iterable[str] = ()) -> dict[s
         if table.properties.get("comment") != DLQ_COMMENT:
             continue
         for flow in read_markers(table).per_flow:
-            found.setdefault(flow, name)
+            found.setdefault(flow, (name, live_rows(table.current_snapshot())))
     return found
 
 
@@ -246,8 +251,9 @@ def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
             table = catalog.load_table(tuple(row.table.split(".")))
         except (NoSuchTableError, NoSuchNamespaceError):
             continue  # dropped since the status was read
-        side = next((dlq[f] for f in row.flows if f in dlq and dlq[f] != row.table), None)
-        activity[row.table] = table_activity(row.table, table, now, side)
+        side = next((dlq[f] for f in row.flows if f in dlq and dlq[f][0] != row.table),
+                    (None, None))
+        activity[row.table] = table_activity(row.table, table, now, *side)
     name = graph.spec.name if graph is not None else None
     dag = build_dag(rows, activity, graph, catalog.name)
     return DashboardState(now, name, tuple(rows), activity, dag)

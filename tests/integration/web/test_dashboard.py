@@ -111,11 +111,14 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
         expect(lag_cell).to_have_text(f"kafka:{topic}: 0 messages behind")
         assert _status_json(icetide_settings, folder, tmp_path)["rows_total"] == first.valid + 30
 
+        total = page.locator(f'tr[data-table="{TABLE}"] [data-total]')
+        expect(total).to_have_attribute("data-total", str(first.malformed))
         # dead letters drill down: reason, topic/partition/offset, raw value
         page.click(f'tr[data-table="{TABLE}"] button[data-dlq]')
         letters = page.locator("#dlq-rows tr[data-dead-letter]")
         expect(letters).to_have_count(first.malformed, timeout=15_000)
         assert letters.first.locator('[data-field="error"]').inner_text().strip()
+        assert letters.first.locator('[data-field="raw"]').inner_text().startswith("{")
 
         # the query box: a result table and a bar chart; DML refused; bad SQL survives
         _query(page, f"SELECT webpageId, count(*) AS n FROM {TABLE} GROUP BY webpageId "

@@ -38,6 +38,11 @@ function expectations(row) {
 
 function deadLetterCell(row, act) {
   const td = numCell("dead_letters", row.dead_letters);
+  td.title = "dead letters of the last commit";
+  if (act && act.dead_letters_total !== null && act.dead_letters_total !== undefined) {
+    td.append(el("span", { class: "muted", "data-total": act.dead_letters_total },
+      ` (${act.dead_letters_total.toLocaleString("en-US")} in all)`));
+  }
   if (act && act.dead_letter_table) {
     const btn = el("button", { class: "link", type: "button", "data-dlq": act.dead_letter_table },
       "recent");
@@ -175,7 +180,8 @@ function queryChart(data) {
   const x = y === 0 ? null : 0;
   const labels = data.rows.map((r, i) => (x === null ? String(i + 1) : String(r[x])));
   Plotly.react(box, [{ type: "bar", x: labels, y: data.rows.map((r) => r[y]), name: data.columns[y] }],
-    { margin: { t: 10, r: 10, l: 50, b: 60 }, yaxis: { title: data.columns[y] } },
+    { margin: { t: 10, r: 10, l: 50, b: 60 }, yaxis: { title: data.columns[y] },
+      xaxis: { type: "category", title: x === null ? "row" : data.columns[x] } },
     { displayModeBar: false, responsive: true });
 }
 
