@@ -40,6 +40,8 @@ HISTORY_S = 3600.0
 RATE_WINDOW_S = 300.0
 _LAYER_WORDS = {"ods": "ODS", "dwd": "DWD", "dws": "DWS", "ads": "ADS"}
 _CDC_SCHEMES = ("mysql", "debezium")
+#: Source keys that name no upstream system (a materialized view's refresh position).
+_NOT_SOURCES = ("refresh",)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -214,6 +216,8 @@ def _source_edges(activity: Mapping[str, TableActivity], catalog_name: str
                 upstream = ".".join(parts[1:] if parts[0] == catalog_name else parts)
                 edges.add((upstream, table))
                 continue
+            if scheme in _NOT_SOURCES:
+                continue
             sources.add(key)
             edges.add((key, table))
             if scheme in _CDC_SCHEMES:
@@ -222,12 +226,17 @@ def _source_edges(activity: Mapping[str, TableActivity], catalog_name: str
 
 
 def build_dag(rows: Sequence[TableStatus], activity: Mapping[str, TableActivity],
-              graph: PipelineGraph | None, catalog_name: str) -> Dag:
-    """Nodes and edges: the graph's known edges plus those the markers record."""
+              graph: PipelineGraph | None, catalog_name: str,
+              side_tables: Iterable[str] = ()) -> Dag:
+    """Nodes and edges: the graph's known edges plus those the markers record.
+    ``side_tables`` (dead-letter tables: shown with their target) are left out."""
     edges, sources, cdc = _source_edges(activity, catalog_name)
     if graph is not None:
         edges |= set(graph.edges())
         cdc |= {f.target for f in graph.flows.values() if f.kind == "auto_cdc"}
+    hidden = set(side_tables)
+    edges = {(a, b) for a, b in edges if a not in hidden and b not in hidden}
+    rows = [r for r in rows if r.table not in hidden]
     states = {r.table: r.state for r in rows}
     tables = set(states) | {a for a, _ in edges if a not in sources} | {b for _, b in edges}
     nodes = [DagNode(s, "sources", "source") for s in sorted(sources)]
@@ -255,7 +264,7 @@ def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
                     (None, None))
         activity[row.table] = table_activity(row.table, table, now, *side)
     name = graph.spec.name if graph is not None else None
-    dag = build_dag(rows, activity, graph, catalog.name)
+    dag = build_dag(rows, activity, graph, catalog.name, {name for name, _ in dlq.values()})
     return DashboardState(now, name, tuple(rows), activity, dag)
 
 

@@ -51,3 +51,16 @@ def test_dead_letter_rows_keep_their_origin_and_raw_value() -> None:
     [row] = to_dead_letters([("f", "kafka:t", "t", 1, 42, None, b"{bad", "malformed JSON",
                               "2026-01-01 00:00:00", "2026-01-01 00:00:01")])
     assert (row.topic, row.partition, row.offset, row.raw) == ("t", 1, 42, "{bad")
+
+
+def test_dead_letter_tables_and_refresh_positions_are_not_nodes() -> None:
+    rows = [TableStatus("ods.clicks"), TableStatus("ods.clicks_dlq"), TableStatus("ads.r")]
+    activity = {
+        "ods.clicks": TableActivity("ods.clicks", sources=("kafka:t",)),
+        "ods.clicks_dlq": TableActivity("ods.clicks_dlq", sources=("kafka:t",)),
+        "ads.r": TableActivity("ads.r", sources=("refresh:lake.ads.r",)),
+    }
+    dag = build_dag(rows, activity, None, "lake", side_tables=["ods.clicks_dlq"])
+    assert dag.layers() == [("sources", ["kafka:t"]), ("ODS", ["ods.clicks"]),
+                            ("ADS", ["ads.r"])]
+    assert dag.edges == (("kafka:t", "ods.clicks"),)

@@ -70,7 +70,9 @@ function renderTables(state) {
       body.append(tr);
       continue;
     }
-    const label = row.state + (row.activity !== "unknown" ? ` · ${row.activity}` : "");
+    const parts = [row.state === "-" ? "" : row.state,
+      row.activity === "unknown" ? "" : row.activity + (row.pending === false ? " (caught up)" : "")];
+    const label = parts.filter((p) => p).join(" · ") || "-";
     tr.append(el("td", { "data-field": "state" },
       el("span", { class: `pill ${stateClass(row.state)}` }, label)));
     tr.append(numCell("rows_total", row.rows_total), numCell("rows_last_commit", row.rows_last_commit));
@@ -178,7 +180,13 @@ function queryChart(data) {
   box.hidden = y < 0;
   if (y < 0) return;
   const x = y === 0 ? null : 0;
-  const labels = data.rows.map((r, i) => (x === null ? String(i + 1) : String(r[x])));
+  const seen = new Map();
+  const labels = data.rows.map((r, i) => {  // a category axis merges equal labels: number repeats
+    const label = x === null ? String(i + 1) : String(r[x]);
+    const n = (seen.get(label) || 0) + 1;
+    seen.set(label, n);
+    return n > 1 ? `${label} (${n})` : label;
+  });
   Plotly.react(box, [{ type: "bar", x: labels, y: data.rows.map((r) => r[y]), name: data.columns[y] }],
     { margin: { t: 10, r: 10, l: 50, b: 60 }, yaxis: { title: data.columns[y] },
       xaxis: { type: "category", title: x === null ? "row" : data.columns[x] } },
