@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
 from pyspark.sql import SparkSession
 
 from icetide.app.context import Context
@@ -51,11 +51,6 @@ def _run_once(spark: SparkSession, settings: Settings, folder: Path) -> None:
         run.run_once()
 
 
-def _cell(page: Page, field: str) -> str:
-    return page.locator(f'tr[data-table="{TABLE}"] td[data-field="{field}"]')\
-        .get_attribute("data-value") or ""
-
-
 def _status_json(settings: Settings, folder: Path, tmp_path: Path) -> dict[str, object]:
     config = tmp_path / "icetide.yaml"
     config.write_text(yaml.safe_dump(settings.model_dump(mode="json", exclude_none=True)))
@@ -70,6 +65,51 @@ def _status_json(settings: Settings, folder: Path, tmp_path: Path) -> dict[str, 
 def _query(page: Page, sql: str) -> None:
     page.fill("#query-sql", sql)
     page.click("#query-run")
+
+
+def _row(page: Page, field: str) -> Locator:
+    return page.locator(f'tr[data-table="{TABLE}"] [data-field="{field}"]')
+
+
+def _check_numbers(page: Page, expected: dict[str, object], topic: str, valid: int,
+                   malformed: int) -> None:
+    """The table row and the DAG show what ``icetide status --format json`` says."""
+    assert expected["rows_total"] == valid and expected["dead_letters"] == malformed
+    for field in ("rows_total", "rows_last_commit", "dead_letters"):
+        expect(_row(page, field)).to_have_attribute("data-value", str(expected[field]))
+    expect(_row(page, "lag")).to_have_text(f"kafka:{topic}: 30 messages behind")
+    expect(_row(page, "state")).to_contain_text(str(expected["state"]))
+    expect(_row(page, "expectations")).to_contain_text(f"long_visit: {valid} failed")
+    expect(page.locator('[data-layer="sources"] [data-node]')).to_have_text(f"kafka:{topic}")
+    expect(page.locator(f'[data-layer="ODS"] [data-node="{TABLE}"]')).to_have_class(
+        "node state-ok")
+    expect(page.locator("#freshness-chart .main-svg").first).to_be_visible()
+
+
+def _check_dead_letters(page: Page, malformed: int) -> None:
+    """Dead letters in all, and the drill-down: reason, topic/partition/offset, raw value."""
+    total = page.locator(f'tr[data-table="{TABLE}"] [data-total]')
+    expect(total).to_have_attribute("data-total", str(malformed))
+    page.click(f'tr[data-table="{TABLE}"] button[data-dlq]')
+    letters = page.locator("#dlq-rows tr[data-dead-letter]")
+    expect(letters).to_have_count(malformed, timeout=15_000)
+    assert letters.first.locator('[data-field="error"]').inner_text().strip()
+    assert letters.first.locator('[data-field="raw"]').inner_text().startswith("{")
+
+
+def _check_query_box(page: Page, rows: int) -> None:
+    """A result table and a bar chart; DML refused; bad SQL leaves the server serving."""
+    _query(page, f"SELECT webpageId, count(*) AS n FROM {TABLE} GROUP BY webpageId "
+                 "ORDER BY n DESC")
+    expect(page.locator("#query-result tr[data-row]").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#query-chart .main-svg").first).to_be_visible()
+    _query(page, f"DELETE FROM {TABLE}")
+    expect(page.locator("#query-error")).to_contain_text("DELETE statements are refused")
+    _query(page, "SELECT FROM WHERE")
+    expect(page.locator("#query-error")).to_contain_text("syntax error")
+    _query(page, f"SELECT count(*) AS n FROM {TABLE}")
+    expect(page.locator("#query-result tr[data-row] td")).to_have_text(str(rows),
+                                                                      timeout=30_000)
 
 
 def test_the_dashboard_shows_status_live_and_answers_queries(
@@ -87,51 +127,21 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
     try:
         page.goto(server.url)
         expect(page.locator(f'tr[data-table="{TABLE}"]')).to_be_visible(timeout=30_000)
-        expected = _status_json(icetide_settings, folder, tmp_path)
         [row] = ctx.status()
-        assert row.rows_total == expected["rows_total"] == first.valid
-        assert _cell(page, "rows_total") == str(expected["rows_total"])
-        assert _cell(page, "rows_last_commit") == str(expected["rows_last_commit"])
-        assert _cell(page, "dead_letters") == str(expected["dead_letters"]) == str(first.malformed)
-        lag_cell = page.locator(f'tr[data-table="{TABLE}"] td[data-field="lag"]')
-        expect(lag_cell).to_have_text(f"kafka:{topic}: 30 messages behind")
-        expect(page.locator(f'tr[data-table="{TABLE}"] td[data-field="state"]'))\
-            .to_contain_text(str(expected["state"]))
-        expect(page.locator(f'tr[data-table="{TABLE}"] td[data-field="expectations"]'))\
-            .to_contain_text(f"long_visit: {first.valid} failed")
-        expect(page.locator('[data-layer="sources"] [data-node]')).to_have_text(f"kafka:{topic}")
-        expect(page.locator(f'[data-layer="ODS"] [data-node="{TABLE}"]')).to_have_class(
-            "node state-ok")
-        expect(page.locator("#freshness-chart .main-svg").first).to_be_visible()
+        expected = _status_json(icetide_settings, folder, tmp_path)
+        assert row.rows_total == expected["rows_total"]
+        _check_numbers(page, expected, topic, first.valid, first.malformed)
 
         # another batch commits: the page shows it without a reload
         _run_once(spark, icetide_settings, folder)
-        rows_cell = page.locator(f'tr[data-table="{TABLE}"] td[data-field="rows_total"]')
-        expect(rows_cell).to_have_attribute("data-value", str(first.valid + 30), timeout=30_000)
-        expect(lag_cell).to_have_text(f"kafka:{topic}: 0 messages behind")
-        assert _status_json(icetide_settings, folder, tmp_path)["rows_total"] == first.valid + 30
+        after = _status_json(icetide_settings, folder, tmp_path)
+        assert after["rows_total"] == first.valid + 30
+        expect(_row(page, "rows_total")).to_have_attribute(
+            "data-value", str(after["rows_total"]), timeout=30_000)
+        expect(_row(page, "lag")).to_have_text(f"kafka:{topic}: 0 messages behind")
 
-        total = page.locator(f'tr[data-table="{TABLE}"] [data-total]')
-        expect(total).to_have_attribute("data-total", str(first.malformed))
-        # dead letters drill down: reason, topic/partition/offset, raw value
-        page.click(f'tr[data-table="{TABLE}"] button[data-dlq]')
-        letters = page.locator("#dlq-rows tr[data-dead-letter]")
-        expect(letters).to_have_count(first.malformed, timeout=15_000)
-        assert letters.first.locator('[data-field="error"]').inner_text().strip()
-        assert letters.first.locator('[data-field="raw"]').inner_text().startswith("{")
-
-        # the query box: a result table and a bar chart; DML refused; bad SQL survives
-        _query(page, f"SELECT webpageId, count(*) AS n FROM {TABLE} GROUP BY webpageId "
-                     "ORDER BY n DESC")
-        expect(page.locator("#query-result tr[data-row]").first).to_be_visible(timeout=30_000)
-        expect(page.locator("#query-chart .main-svg").first).to_be_visible()
-        _query(page, f"DELETE FROM {TABLE}")
-        expect(page.locator("#query-error")).to_contain_text("DELETE statements are refused")
-        _query(page, "SELECT FROM WHERE")
-        expect(page.locator("#query-error")).to_contain_text("syntax error")
-        _query(page, f"SELECT count(*) AS n FROM {TABLE}")
-        expect(page.locator("#query-result tr[data-row] td")).to_have_text(
-            str(first.valid + 30), timeout=30_000)
+        _check_dead_letters(page, first.malformed)
+        _check_query_box(page, first.valid + 30)
         page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
         assert (tmp_path / "dashboard.png").stat().st_size > 10_000
     finally:

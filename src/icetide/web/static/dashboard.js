@@ -52,8 +52,8 @@ function deadLetterCell(row, act) {
   return td;
 }
 
-function lagText(lag) {
-  if (lag.error) return `${lag.source}: unavailable (${lag.error})`;
+function lagText(lag, full) {
+  if (lag.error) return `${lag.source}: unavailable` + (full ? ` (${lag.error})` : "");
   const behind = lag.behind === null ? "?" : Number(lag.behind).toLocaleString("en-US");
   return `${lag.source}: ${behind} ${lag.unit} behind`;
 }
@@ -80,7 +80,8 @@ function renderTables(state) {
     tr.append(el("td", { class: "num", "data-field": "freshness_s" }, secs(row.freshness_s)));
     tr.append(el("td", { "data-field": "target" }, target(row)), expectations(row));
     tr.append(deadLetterCell(row, act));
-    tr.append(el("td", { "data-field": "lag" }, row.lag.map(lagText).join("; ") || "-"));
+    tr.append(el("td", { "data-field": "lag", title: row.lag.map((l) => lagText(l, true)).join("\n") },
+      row.lag.map((l) => lagText(l, false)).join("; ") || "-"));
     body.append(tr);
   }
 }
@@ -110,7 +111,7 @@ function renderLists(state) {
   $("#flow-errors").replaceChildren(...(errors.length ? errors.map((e) => el("li", {}, e))
     : [el("li", { class: "muted" }, "none")]));
   const seen = new Map();
-  for (const r of state.status) for (const lag of r.lag) seen.set(lag.source, lagText(lag));
+  for (const r of state.status) for (const lag of r.lag) seen.set(lag.source, lagText(lag, true));
   const lags = [...seen.values()];
   $("#source-lag").replaceChildren(...(lags.length ? lags.map((t) => el("li", {}, t))
     : [el("li", { class: "muted" }, "none")]));
