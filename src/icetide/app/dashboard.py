@@ -150,6 +150,18 @@ def _marker_snapshots(table: Table, since_ms: int) -> Iterable[tuple[int, Marker
         snap = table.snapshot_by_id(parent) if parent is not None else None
 
 
+def _upstream_keys(marker: Marker) -> list[str]:
+    """The source keys of a marker; a materialized view's refresh position names its
+    inputs (``{"catalog.db.table": snapshot id}``), given as ``iceberg:`` keys."""
+    keys: list[str] = []
+    for key, position in marker.end.items():
+        if key.startswith("refresh:") and isinstance(position, Mapping):
+            keys.extend(f"iceberg:{name}" for name in position)
+        else:
+            keys.append(key)
+    return keys
+
+
 def table_activity(name: str, table: Table, now_ms: int, dead_letter_table: str | None = None,
                    dead_letters_total: int | None = None) -> TableActivity:
     """Commits per minute (last :data:`RATE_WINDOW_S`), freshness per commit (last hour)
@@ -163,7 +175,7 @@ def table_activity(name: str, table: Table, now_ms: int, dead_letter_table: str 
             fresh = max(0.0, (at_ms - marker.max_event_time_ms) / 1000)
             points.append(FreshnessPoint(at_ms, fresh, marker.rows))
     walk = read_markers(table)
-    sources = sorted({key for m in walk.per_flow.values() for key in m.end})
+    sources = sorted({key for m in walk.per_flow.values() for key in _upstream_keys(m)})
     return TableActivity(name, round(recent / (RATE_WINDOW_S / 60), 2), tuple(reversed(points)),
                          tuple(sources), dead_letter_table, dead_letters_total)
 

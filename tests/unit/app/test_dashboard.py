@@ -6,6 +6,7 @@ import pytest
 
 from icetide.app.dashboard import (
     TableActivity,
+    _upstream_keys,
     build_dag,
     dead_letters_query,
     layer_of,
@@ -13,6 +14,7 @@ from icetide.app.dashboard import (
 )
 from icetide.app.status import TableStatus
 from icetide.errors import TableError
+from icetide.model.markers import Marker
 
 
 def test_tables_are_layered_by_the_words_of_their_database() -> None:
@@ -64,3 +66,11 @@ def test_dead_letter_tables_and_refresh_positions_are_not_nodes() -> None:
     assert dag.layers() == [("sources", ["kafka:t"]), ("ODS", ["ods.clicks"]),
                             ("ADS", ["ads.r"])]
     assert dag.edges == (("kafka:t", "ods.clicks"),)
+
+
+def test_a_materialized_view_is_fed_by_the_inputs_its_refresh_position_names() -> None:
+    marker = Marker("ads.r", start={}, end={"refresh:lake.ads.r": {"lake.dws.a": 1,
+                                                                   "lake.dws.b": None}})
+    assert sorted(_upstream_keys(marker)) == ["iceberg:lake.dws.a", "iceberg:lake.dws.b"]
+    kafka = Marker("ods.c", start={}, end={"kafka:t": {"0": 5}})
+    assert _upstream_keys(kafka) == ["kafka:t"]
