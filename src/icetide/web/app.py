@@ -92,6 +92,10 @@ class StateFeed:
             state: dict[str, Any] = self.ctx.dashboard(lag=self.lag).to_json()
         except IcetideError as exc:
             state = {"error": str(exc), "generated_ms": int(time.time() * 1000)}
+        except Exception as exc:  # a catalog that cannot be read now: show it, keep serving
+            log.exception("reading the dashboard's data failed")
+            state = {"error": f"reading the lake failed: {type(exc).__name__}: {exc}",
+                     "generated_ms": int(time.time() * 1000)}
         return json.dumps(state, default=str)
 
     async def get(self) -> str:
@@ -148,15 +152,20 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
 
     async def dead_letters(request: Request) -> Response:
         table = request.query_params.get("table", "")
-        limit = min(int(request.query_params.get("limit", "20") or 20), 200)
+        limit = _bounded(request.query_params.get("limit"), 20, 200)
         return await _answer(lambda: {"table": table, "rows": [
             asdict(d) for d in ctx.dead_letters(table, limit)]})
 
     async def query(request: Request) -> Response:
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return JSONResponse({"error": 'send JSON like {"sql": "SELECT 1", "limit": 100}'},
+                                400)
         sql = str(body.get("sql", ""))
-        limit = max(1, min(int(body.get("limit") or options.query_max_rows),
-                           options.query_max_rows))
+        limit = _bounded(body.get("limit"), options.query_max_rows, options.query_max_rows)
         return await _answer(lambda: _query_json(ctx, sql, limit, options.query_timeout))
 
     return [Route("/", index), Route("/vendor/plotly.min.js", plotly),
@@ -164,6 +173,15 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
             Route("/api/dead-letters", dead_letters), Route("/api/query", query,
                                                             methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
+
+
+def _bounded(value: object, default: int, most: int) -> int:
+    """A row limit from a request: ``default`` when missing or not a number, 1..``most``."""
+    try:
+        number = int(str(value)) if value not in (None, "") else default
+    except ValueError:
+        number = default
+    return max(1, min(number, most))
 
 
 def _query_json(ctx: Context, sql: str, limit: int, timeout: float) -> dict[str, object]:

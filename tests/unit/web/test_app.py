@@ -45,6 +45,10 @@ def test_the_query_box_runs_queries_and_refuses_everything_else(ctx: Context) ->
     bad = client.post("/api/query", json={"sql": "SELECT nope FROM"})
     assert bad.status_code == 400 and "syntax error" in bad.json()["error"].lower()
     assert client.post("/api/query", json={"sql": "SELECT 42"}).json()["rows"] == [[42]]
+    not_json = client.post("/api/query", content=b"SELECT 1")
+    assert not_json.status_code == 400 and '"sql"' in not_json.json()["error"]
+    odd_limit = client.post("/api/query", json={"sql": "SELECT 1", "limit": "many"})
+    assert odd_limit.json()["limit"] == 3
 
 
 def test_a_slow_query_is_stopped_at_the_time_limit(ctx: Context) -> None:
@@ -75,3 +79,14 @@ def test_listening_beyond_loopback_needs_the_token_variable() -> None:
         check_bind("0.0.0.0", None)
     check_bind("0.0.0.0", "s3cret")
     assert url_of("0.0.0.0", 8765) == "http://127.0.0.1:8765/"
+
+
+def test_a_pipeline_that_cannot_be_loaded_is_shown_and_the_server_goes_on(
+        tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    ctx = Context(Settings(home=tmp_path, catalog=CatalogConfig(name="lake")), broken)
+    client = TestClient(create_app(ctx, WebOptions(lag=False)))
+    state = client.get("/api/state").json()
+    assert "broken" in state["error"] and "status" not in state
+    assert client.post("/api/query", json={"sql": "SELECT 1"}).json()["rows"] == [[1]]
