@@ -71,13 +71,22 @@ def _row(page: Page, field: str) -> Locator:
     return page.locator(f'tr[data-table="{TABLE}"] [data-field="{field}"]')
 
 
+def _lag_text(row: dict[str, object], topic: str) -> str:
+    """How the page writes the Kafka lag of a ``status --format json`` row."""
+    lags = row["lag"]
+    assert isinstance(lags, list)
+    [lag] = lags
+    assert lag["source"] == f"kafka:{topic}" and lag["unit"] == "messages"
+    return f"kafka:{topic}: {int(lag['behind']):,} messages behind"
+
+
 def _check_numbers(page: Page, expected: dict[str, object], topic: str, valid: int,
                    malformed: int) -> None:
     """The table row and the DAG show what ``icetide status --format json`` says."""
     assert expected["rows_total"] == valid and expected["dead_letters"] == malformed
     for field in ("rows_total", "rows_last_commit", "dead_letters"):
         expect(_row(page, field)).to_have_attribute("data-value", str(expected[field]))
-    expect(_row(page, "lag")).to_have_text(f"kafka:{topic}: 30 messages behind")
+    expect(_row(page, "lag")).to_have_text(_lag_text(expected, topic))
     expect(_row(page, "state")).to_contain_text(str(expected["state"]))
     expect(_row(page, "expectations")).to_contain_text(f"long_visit: {valid} failed")
     expect(page.locator('[data-layer="sources"] [data-node]')).to_have_text(f"kafka:{topic}")
@@ -130,15 +139,17 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
         [row] = ctx.status()
         expected = _status_json(icetide_settings, folder, tmp_path)
         assert row.rows_total == expected["rows_total"]
+        assert [lag.behind for lag in row.lag] == [30]
         _check_numbers(page, expected, topic, first.valid, first.malformed)
 
         # another batch commits: the page shows it without a reload
         _run_once(spark, icetide_settings, folder)
         after = _status_json(icetide_settings, folder, tmp_path)
         assert after["rows_total"] == first.valid + 30
+        assert _lag_text(after, topic).endswith(": 0 messages behind")
         expect(_row(page, "rows_total")).to_have_attribute(
             "data-value", str(after["rows_total"]), timeout=30_000)
-        expect(_row(page, "lag")).to_have_text(f"kafka:{topic}: 0 messages behind")
+        expect(_row(page, "lag")).to_have_text(_lag_text(after, topic))
 
         _check_dead_letters(page, first.malformed)
         _check_query_box(page, first.valid + 30)
