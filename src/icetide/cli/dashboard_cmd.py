@@ -36,6 +36,8 @@ def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag
     cfg = ctx.settings.dashboard
     bind_host = host or cfg.host
     bind_port = cfg.port if port is None else port
-    server = make_server(ctx, bind_host, bind_port, options_for(ctx, lag))
-    click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)} (Ctrl-C to stop)")
+    options = options_for(ctx, lag)
+    server = make_server(ctx, bind_host, bind_port, options)
+    hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
+    click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
     server.run()
