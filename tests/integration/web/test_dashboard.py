@@ -133,6 +133,8 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
 
     ctx = Context(icetide_settings, folder)
     server = serve_in_background(ctx, "127.0.0.1", free_port(), WebOptions(refresh=0.5))
+    script_errors: list[str] = []
+    page.on("pageerror", lambda exc: script_errors.append(str(exc)))
     try:
         page.goto(server.url)
         expect(page.locator(f'tr[data-table="{TABLE}"]')).to_be_visible(timeout=30_000)
@@ -155,5 +157,6 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
         _check_query_box(page, first.valid + 30)
         page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
         assert (tmp_path / "dashboard.png").stat().st_size > 10_000
+        assert script_errors == []
     finally:
         server.stop()
