@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install icetide into ./.venv. With --test, also the test tools and the system
-# services the tests start themselves (MariaDB, PostgreSQL + its JDBC driver).
+# services the tests start themselves (MariaDB, PostgreSQL + its JDBC driver), and
+# chromium for the dashboard's browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -29,6 +30,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 if [ "$test_mode" = 1 ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
   [ -f /usr/share/java/postgresql.jar ] || need+=(libpostgresql-jdbc-java)
+  # the dashboard's browser test drives Debian's chromium with playwright (no browser download)
+  [ -x /usr/bin/chromium ] || need+=(chromium)
 fi
 apt_install() {
   apt-get update -qq &&

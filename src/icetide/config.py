@@ -152,6 +152,28 @@ class SqlServerConfig(_Section):
         return v
 
 
+class DashboardConfig(_Section):
+    """``icetide dashboard``: where it listens and how often the page is refreshed.
+
+    ``token`` (env only: ``ICETIDE_DASHBOARD__TOKEN``) is required to listen on any host
+    but loopback; a browser then opens ``http://HOST:PORT/?token=...`` once."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    refresh: float = Field(default=2.0, gt=0)  # seconds between pushes of the page's data
+    query_timeout: float = Field(default=10.0, gt=0)  # seconds a query-box query may run
+    query_max_rows: int = Field(default=1000, ge=1)
+    token: SecretStr | None = None  # env only
+
+    @field_validator("refresh", "query_timeout", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> float:
+        try:
+            return parse_duration(v)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+
 class Settings(_Section):
     """The whole configuration."""
 
@@ -162,6 +184,7 @@ class Settings(_Section):
     kafka: KafkaConfig = KafkaConfig()
     flows: FlowsConfig = FlowsConfig()
     sql_server: SqlServerConfig = SqlServerConfig()
+    dashboard: DashboardConfig = DashboardConfig()
 
     @property
     def warehouse(self) -> str:

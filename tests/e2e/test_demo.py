@@ -44,6 +44,7 @@ def _env(home: Path) -> dict[str, str]:
     env.update({
         "ICETIDE_HOME": str(home),
         "ICETIDE_KAFKA__EMBEDDED_PORT": str(free_port()),
+        "ICETIDE_DASHBOARD__PORT": str(free_port()),  # the demo serves its dashboard
         "ICETIDE_SPARK__MASTER": "local[2]",
         "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
         "ICETIDE_SPARK__SHUFFLE_PARTITIONS": "2",

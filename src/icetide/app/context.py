@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icetide.app.catalog import CatalogService
+    from icetide.app.dashboard import DashboardState, DeadLetter
     from icetide.app.status import TableStatus
     from icetide.cdc.reset import ResnapshotRequest
     from icetide.engine.run import PipelineRun
@@ -153,13 +154,14 @@ class Context:
 
         return running
 
-    def sql(self, query: str, *, engine: Engine = "spark",
-            limit: int | None = None) -> QueryResult:
-        """Run ``query``: Spark SQL (any statement), or DuckDB (read-only, no JVM)."""
+    def sql(self, query: str, *, engine: Engine = "spark", limit: int | None = None,
+            timeout: float | None = None) -> QueryResult:
+        """Run ``query``: Spark SQL (any statement), or DuckDB (read-only, no JVM; a query
+        running longer than ``timeout`` seconds is interrupted)."""
         if engine == "duckdb":
             from icetide.query.duckdb_path import run_duckdb
 
-            return run_duckdb(self.settings, query, limit)
+            return run_duckdb(self.settings, query, limit, timeout)
         from icetide.query.spark_sql import run_sql
 
         return run_sql(self.spark, query, limit)
@@ -174,6 +176,29 @@ class Context:
 
         check_exposure(self.settings.sql_server, host or self.settings.sql_server.host)
         return start_sql_server(self.spark, self.settings, host, port)
+    def read_only_sql(self, query: str, *, limit: int, timeout: float) -> QueryResult:
+        """One read-only statement (SELECT, WITH, SHOW, DESCRIBE) on DuckDB, at most
+        ``limit`` rows and ``timeout`` seconds; anything else raises QueryRefusedError."""
+        from icetide.query.readonly import check_read_only
+
+        return self.sql(check_read_only(query), engine="duckdb", limit=limit, timeout=timeout)
+
+    # -- the dashboard ---------------------------------------------------------------
+    def dashboard(self, *, lag: bool = True) -> DashboardState:
+        """The live dashboard's data: :meth:`status` rows (the same numbers), each table's
+        last hour of commits, the DAG by layer, the dead-letter tables. No JVM."""
+        from icetide.app.dashboard import collect_dashboard
+
+        rows = self.status(lag=lag)
+        graph = self.graph if self.pipeline_dir is not None else None
+        return collect_dashboard(self.catalog, rows, graph)
+
+    def dead_letters(self, table: str, limit: int = 20) -> list[DeadLetter]:
+        """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM)."""
+        from icetide.app.dashboard import dead_letters_query, to_dead_letters
+
+        result = self.sql(dead_letters_query(table, limit), engine="duckdb")
+        return to_dead_letters(result.rows)
 
     def tables(self) -> list[TableSummary]:
         """Every table: rows, snapshots, last commit, format version. No JVM."""

@@ -164,11 +164,16 @@ def _echo_catalog(settings: Settings) -> None:
               help="Also serve the lake over HiveServer2 (JDBC/ODBC, PyHive, beeline) while "
                    "the demo runs, on sql_server.host:port (10000, or a free port if taken); "
                    "prints the JDBC URL. See docs/connect.md.")
+@click.option("--dashboard/--no-dashboard", "with_dashboard", default=True, show_default=True,
+              help="Serve the live web dashboard (icetide dashboard) on 127.0.0.1 while the "
+                   "demo runs.")
+@click.option("--dashboard-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="Port of the dashboard (default: dashboard.port, 8765).")
 @config_option
 def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, dims: str,
          mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
-         reconcile: bool, report_path: Path | None, sql_server: bool,
-         config_path: Path | None) -> None:
+         reconcile: bool, report_path: Path | None, sql_server: bool, with_dashboard: bool,
+         dashboard_port: int | None, config_path: Path | None) -> None:
     """Run the whole seed system end to end with no configuration.
 
     \b
@@ -203,7 +208,35 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
         host = settings.sql_server.host
         click.echo(f"SQL server (once Spark is up, until the demo ends): JDBC URL "
                    f"jdbc:hive2://{host}:{options.sql_port}/default")
-    _finish(_run(settings, options, stop, live), report_path)
+    with _dashboard(settings, with_dashboard, dashboard_port):
+        report = _run(settings, options, stop, live)
+    _finish(report, report_path)
+
+
+@contextlib.contextmanager
+def _dashboard(settings: Settings, enabled: bool, port: int | None) -> Iterator[None]:
+    """The web dashboard of the whole lake on 127.0.0.1 while the demo runs (optional: a
+    port in use only warns)."""
+    if not enabled:
+        yield
+        return
+    from icetide.app.context import Context
+    from icetide.errors import IcetideError
+    from icetide.web.serve import options_for, serve_in_background
+
+    ctx = Context(settings)
+    try:
+        server = serve_in_background(ctx, "127.0.0.1", settings.dashboard.port
+                                     if port is None else port, options_for(ctx))
+    except IcetideError as exc:
+        click.secho(f"warning: no dashboard: {exc}", fg="yellow", err=True)
+        yield
+        return
+    click.echo(f"dashboard: {server.url}")
+    try:
+        yield
+    finally:
+        server.stop()
 
 
 def _sql_port(settings: Settings) -> int:

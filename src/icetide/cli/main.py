@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("icetide.cli.run_cmd", "run", "Run a pipeline's flows (continuous or --once)."),
     "dry-run": ("icetide.cli.dryrun_cmd", "dry_run", "Check a pipeline without writing anything."),
     "status": ("icetide.cli.status_cmd", "status", "Freshness, commits, dead letters, lag."),
+    "dashboard": ("icetide.cli.dashboard_cmd", "dashboard",
+                  "Serve a live web dashboard of the pipeline (status, DAG, queries)."),
     "seed": ("icetide.cli.seed_cmd", "seed", "Load the seed's dimension rows into the lake."),
     "cdc": ("icetide.cli.cdc_cmd", "cdc", "Operate CDC flows (resnapshot after a purged binlog)."),
     "catalog": ("icetide.cli.catalog_cmd", "catalog",

@@ -16,6 +16,9 @@ from icetide.tables.sql import quote_qualified
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+#: The table comment of every dead-letter table (how readers of the catalog find them).
+DLQ_COMMENT = "icetide dead letters: rows a flow rejected"
+
 DLQ_COLUMNS: tuple[tuple[str, str], ...] = (
     ("flow", "string"),
     ("source", "string"),
@@ -35,7 +38,7 @@ def ensure_dlq_table(spark: SparkSession, ident: str) -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
     spark.sql(create_table_sql(
         ident, DLQ_COLUMNS, partition_sql=["days(`ingested_at`)"],
-        properties=APPEND_TABLE_PROPERTIES, comment="icetide dead letters: rows a flow rejected",
+        properties=APPEND_TABLE_PROPERTIES, comment=DLQ_COMMENT,
     ))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import re
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,6 +23,7 @@ import duckdb
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
 from icetide.query.catalog_info import all_tables
+from icetide.query.readonly import QueryTimeoutError
 from icetide.query.result import QueryResult
 from icetide.runtime.catalogs import Identifier, ReadCatalog, pyiceberg_catalog
 
@@ -91,20 +93,31 @@ def referenced_tables(query: str, tables: Iterable[Identifier]) -> list[Identifi
     return [t for t in tables if t[-1].lower() in words]
 
 
-def run_duckdb(settings: Settings, query: str, max_rows: int | None = None) -> QueryResult:
+def run_duckdb(settings: Settings, query: str, max_rows: int | None = None,
+               timeout: float | None = None) -> QueryResult:
     """Run a read-only ``query`` over the catalog's tables with DuckDB.
 
-    SQL errors surface as ``duckdb.Error`` (the CLI shows their message).
+    SQL errors surface as ``duckdb.Error`` (the CLI shows their message); a query still
+    running after ``timeout`` seconds is interrupted (:class:`QueryTimeoutError`).
     """
     started = time.perf_counter()
     catalog = pyiceberg_catalog(settings)
     con = connect()
+    timer = threading.Timer(timeout, con.interrupt) if timeout is not None else None
     try:
         register_tables(con, catalog, referenced_tables(query, all_tables(catalog)))
+        if timer is not None:
+            timer.start()
         cursor = con.execute(query)
         columns = [d[0] for d in cursor.description or []]
         rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
+    except duckdb.InterruptException:
+        raise QueryTimeoutError(
+            f"the query ran longer than {timeout:g}s and was stopped: add a LIMIT or a "
+            "filter, or raise the time limit (dashboard.query_timeout)") from None
     finally:
+        if timer is not None:
+            timer.cancel()
         con.close()
     truncated = max_rows is not None and len(rows) > max_rows
     rows = rows[:max_rows] if max_rows is not None else rows

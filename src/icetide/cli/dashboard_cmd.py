@@ -1,0 +1,43 @@
+"""``icetide dashboard [PIPELINE_DIR]``: the live web page of the lake (no JVM)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from icetide.cli.options import conf_option, config_option, context_from
+
+
+@click.command()
+@click.argument("pipeline_dir", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--host", default=None, metavar="HOST",
+              help="Interface to listen on (default: dashboard.host, 127.0.0.1). Any other "
+                   "than loopback needs ICETIDE_DASHBOARD__TOKEN.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="Port to listen on (default: dashboard.port, 8765).")
+@click.option("--lag/--no-lag", default=True, show_default=True,
+              help="Ask each source how far the committed position is behind.")
+@conf_option
+@config_option
+def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag: bool,
+              conf: dict[str, str], config_path: Path | None) -> None:
+    """Serve a live web page of the pipeline: the DAG by layer coloured by freshness,
+    per table rows, commits/min, freshness vs target over the last hour, expectations,
+    dead letters, source lag, flow errors, and a read-only SQL box (DuckDB).
+
+    The page updates itself (server-sent events) with what `icetide status` reads:
+    table metadata only, no Spark. Without PIPELINE_DIR: every table of the lake.
+    """
+    from icetide.web.serve import make_server, options_for, url_of
+
+    ctx = context_from(config_path, pipeline_dir, conf)
+    cfg = ctx.settings.dashboard
+    bind_host = host or cfg.host
+    bind_port = cfg.port if port is None else port
+    options = options_for(ctx, lag)
+    server = make_server(ctx, bind_host, bind_port, options)
+    hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
+    click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
+    server.run()

@@ -1,0 +1,1 @@
+"""The live web dashboard: a thin adapter over the application layer (``icetide.app``)."""
