@@ -60,15 +60,15 @@ def postgres() -> Iterator[EmbeddedPostgres]:
 # --- runtime: icetide's metastore service (owner: runtime) -----------------------------------
 # The default catalog is a metastore per ICETIDE_HOME (runtime/metastore), started detached on
 # first use. Tests give it one free port of their own (ICETIDE_METASTORE__PORT, inherited by
-# every icetide subprocess) and stop the services on that port that a test started once the
-# test ends, so two tests' homes never meet on the port and nothing outlives the session.
+# every icetide subprocess) and stop the services a test started once it ends (but those of
+# session fixtures: tests.metastores.KEEP), so two homes never meet on a port and nothing
+# outlives the session.
 
 
 @pytest.fixture(autouse=True)
 def _stop_metastores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     yield
-    stop_metastores_under(tmp_path_factory.getbasetemp(),
-                          port=int(os.environ["ICETIDE_METASTORE__PORT"]))
+    stop_metastores_under(tmp_path_factory.getbasetemp())
 
 
 # --- end runtime ------------------------------------------------------------------------------

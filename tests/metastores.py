@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 _DEPTHS = ("*", "*/*", "*/*/*", "*/*/*/*")
+#: Ports of services that session fixtures keep for every test (never stopped per test).
+KEEP: set[int] = set()
 
 
 def _alive(pid: int) -> bool:
@@ -24,8 +26,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def stop_metastores_under(root: Path, port: int) -> int:
-    """SIGTERM (then SIGKILL) every service on ``port`` whose home is under ``root``."""
+def stop_metastores_under(root: Path) -> int:
+    """SIGTERM (then SIGKILL) every service whose home is under ``root``, but those on a
+    port in :data:`KEEP`."""
     stopped = 0
     for depth in _DEPTHS:
         for state in root.glob(f"{depth}/metastore/service.json"):
@@ -33,7 +36,7 @@ def stop_metastores_under(root: Path, port: int) -> int:
                 data = json.loads(state.read_text())
             except (OSError, ValueError):
                 continue
-            if int(data.get("port", -1)) != port or not _alive(int(data["pid"])):
+            if int(data.get("port", -1)) in KEEP or not _alive(int(data["pid"])):
                 continue
             pid = int(data["pid"])
             os.kill(pid, signal.SIGTERM)

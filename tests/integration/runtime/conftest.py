@@ -12,6 +12,7 @@ from icetide.config import CatalogConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.process import free_port
 from icetide.runtime.catalogs import catalog_conf
 from icetide.runtime.metastore.service import ensure_metastore, stop_metastore
+from tests.metastores import KEEP
 
 
 def hive_settings(home: Path, name: str = "hms") -> Settings:
@@ -24,6 +25,7 @@ def hms(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """A running service, registered in the session as catalog ``hms`` (once: Spark keeps
     a catalog it has loaded, so its URI cannot change later)."""
     settings = hive_settings(tmp_path_factory.mktemp("hms-home"))
+    KEEP.add(settings.metastore.port)
     ensure_metastore(settings)
     for key, value in catalog_conf(settings).items():
         if key.startswith("spark.sql.catalog.hms"):

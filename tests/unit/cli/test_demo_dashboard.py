@@ -15,7 +15,7 @@ from icetide.devkit.embedded.process import free_port
 
 def test_the_demo_serves_the_dashboard_and_prints_its_url(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    settings = Settings(home=tmp_path, catalog=CatalogConfig(name="lake"),
+    settings = Settings(home=tmp_path, catalog=CatalogConfig(name="lake", type="hadoop"),
                         dashboard=DashboardConfig(port=free_port()))
     with _dashboard(settings, True, None):
         url = capsys.readouterr().out.strip().removeprefix("dashboard: ")

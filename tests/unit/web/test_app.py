@@ -16,7 +16,7 @@ from icetide.web.serve import TOKEN_ENV, check_bind, url_of
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> Context:
-    return Context(Settings(home=tmp_path, catalog=CatalogConfig(name="lake")))
+    return Context(Settings(home=tmp_path, catalog=CatalogConfig(name="lake", type="hadoop")))
 
 
 def test_the_page_its_assets_and_the_state_are_served(ctx: Context) -> None:
@@ -85,7 +85,8 @@ def test_a_pipeline_that_cannot_be_loaded_is_shown_and_the_server_goes_on(
         tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
-    ctx = Context(Settings(home=tmp_path, catalog=CatalogConfig(name="lake")), broken)
+    ctx = Context(Settings(home=tmp_path, catalog=CatalogConfig(name="lake", type="hadoop")),
+                  broken)
     client = TestClient(create_app(ctx, WebOptions(lag=False)))
     state = client.get("/api/state").json()
     assert "broken" in state["error"] and "status" not in state
