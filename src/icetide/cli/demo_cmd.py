@@ -202,15 +202,19 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
                           mariadb_port=mariadb_port or None, trigger_interval=trigger_interval,
                           reconcile=reconcile, pipeline=pipeline,
                           sql_port=_sql_port(settings) if sql_server else None)
-    click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by {mode}; "
-               "Ctrl-C to stop")
+    _echo_start(settings, options)
+    with _dashboard(settings, with_dashboard, dashboard_port):
+        report = _run(settings, options, stop, live)
+    _finish(report, report_path)
+
+
+def _echo_start(settings: Settings, options: DemoOptions) -> None:
+    click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by "
+               f"{options.dims}; Ctrl-C to stop")
     if options.sql_port is not None:
         host = settings.sql_server.host
         click.echo(f"SQL server (once Spark is up, until the demo ends): JDBC URL "
                    f"jdbc:hive2://{host}:{options.sql_port}/default")
-    with _dashboard(settings, with_dashboard, dashboard_port):
-        report = _run(settings, options, stop, live)
-    _finish(report, report_path)
 
 
 @contextlib.contextmanager

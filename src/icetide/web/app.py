@@ -132,6 +132,15 @@ class TokenMiddleware(BaseHTTPMiddleware):
         return response
 
 
+async def _json_body(request: Request) -> dict[str, object] | None:
+    """The request's JSON object, or ``None`` when it is not one."""
+    try:
+        body = await request.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | Mount]:
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
@@ -157,11 +166,8 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
             asdict(d) for d in ctx.dead_letters(table, limit)]})
 
     async def query(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
+        body = await _json_body(request)
+        if body is None:
             return JSONResponse({"error": 'send JSON like {"sql": "SELECT 1", "limit": 100}'},
                                 400)
         sql = str(body.get("sql", ""))
