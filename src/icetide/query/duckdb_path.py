@@ -19,6 +19,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import duckdb
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
@@ -31,6 +33,8 @@ log = logging.getLogger(__name__)
 
 # Load order matters: iceberg needs avro, and autoloading is off.
 EXTENSIONS = ("avro", "iceberg")
+
+_QUALIFIED = re.compile(r"\b(?=([A-Za-z0-9_$]+)\s*\.\s*([A-Za-z0-9_$]+))")
 
 #: One DuckDB per process with the extensions loaded (loading them costs ~0.2 s, more
 #: than a typical query); each query runs on a cursor of it, one query at a time, since
@@ -76,21 +80,47 @@ def local_metadata_path(location: str) -> str:
     return unquote(parts.path) if parts.scheme == "file" else location
 
 
-def register_tables(
-    con: duckdb.DuckDBPyConnection, catalog: ReadCatalog, tables: Iterable[Identifier]
-) -> None:
+def register_tables(con: duckdb.DuckDBPyConnection, catalog_name: str,
+                    tables: Iterable[tuple[Identifier, Table]]) -> None:
     """Create ``<catalog>.<namespace>.<table>`` views and make ``<catalog>`` the default."""
-    con.execute(f"ATTACH ':memory:' AS {_ident(catalog.name)}")
-    con.execute(f"USE {_ident(catalog.name)}")
-    for ident in tables:
+    con.execute(f"ATTACH ':memory:' AS {_ident(catalog_name)}")
+    con.execute(f"USE {_ident(catalog_name)}")
+    for ident, table in tables:
         schema = _ident(".".join(ident[:-1]))
-        location = local_metadata_path(catalog.load_table(ident).metadata_location)
+        location = local_metadata_path(table.metadata_location)
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         con.execute(
             f"CREATE VIEW {schema}.{_ident(ident[-1])} AS "
             f"SELECT * FROM iceberg_scan({_literal(location)})"
         )
         log.debug("duckdb view %s → %s", ".".join(ident), location)
+
+
+def qualified_names(query: str) -> set[tuple[str, str]]:
+    """Every ``a.b`` written in ``query``, lower-cased (``lake.ns.t`` gives ``lake.ns``
+    and ``ns.t``; quotes are ignored)."""
+    text = query.replace('"', "").replace("`", "")
+    return {(a.lower(), b.lower()) for a, b in _QUALIFIED.findall(text)}
+
+
+def tables_of(query: str, catalog: ReadCatalog) -> list[tuple[Identifier, Table]]:
+    """The catalog's tables ``query`` names, loaded (current metadata).
+
+    Fast path: the ``namespace.table`` names in the query whose namespace exists, loaded
+    directly (two catalog calls for one table). When the query names none, or one of them
+    does not load, every table is listed and matched by name (:func:`referenced_tables`).
+    """
+    namespaces = {n[0].lower(): n[0] for n in map(tuple, catalog.list_namespaces())
+                  if len(n) == 1}
+    guessed = [(namespaces[a], b) for a, b in sorted(qualified_names(query))
+               if a in namespaces]
+    try:
+        if guessed:
+            return [(ident, catalog.load_table(ident)) for ident in guessed]
+    except NoSuchTableError:
+        log.debug("not all of %s are tables: listing the catalog", guessed)
+    return [(ident, catalog.load_table(ident))
+            for ident in referenced_tables(query, all_tables(catalog))]
 
 
 def referenced_tables(query: str, tables: Iterable[Identifier]) -> list[Identifier]:
@@ -143,7 +173,7 @@ def _run(con: duckdb.DuckDBPyConnection, catalog: ReadCatalog, query: str,
          max_rows: int | None, timeout: float | None) -> tuple[list[str], list[tuple[object, ...]]]:
     timer = threading.Timer(timeout, con.interrupt) if timeout is not None else None
     try:
-        register_tables(con, catalog, referenced_tables(query, all_tables(catalog)))
+        register_tables(con, catalog.name, tables_of(query, catalog))
         if timer is not None:
             timer.start()
         cursor = con.execute(query)

@@ -12,6 +12,7 @@ from icetide.query.duckdb_path import (
     connect,
     extension_file,
     local_metadata_path,
+    qualified_names,
     referenced_tables,
 )
 from icetide.runtime.hadoop_tables import HadoopDirCatalog, current_metadata_file, local_path
@@ -74,6 +75,15 @@ def test_duckdb_extensions_load_offline() -> None:
         "SELECT extension_name FROM duckdb_extensions() WHERE loaded ORDER BY 1"
     ).fetchall()
     assert {"avro", "iceberg"} <= {r[0] for r in loaded}
+
+
+def test_qualified_names_are_the_fast_path_candidates() -> None:
+    query = ('SELECT c.uid, count(*) FROM lake.ods_behavior.ClickEvent c '
+             'JOIN "dim_db"."products" p ON c.productId = p.productId')
+    assert qualified_names(query) == {
+        ("lake", "ods_behavior"), ("ods_behavior", "clickevent"), ("dim_db", "products"),
+        ("c", "uid"), ("c", "productid"), ("p", "productid")}
+    assert qualified_names("select 1.5, count(*) from t") == {("1", "5")}
 
 
 def test_referenced_tables_and_paths() -> None:
