@@ -93,10 +93,23 @@ class MetastoreConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=9083, ge=1, le=65535)
     heap: str = "512m"
+    #: The metastore's database: embedded Derby under the home (null), or PostgreSQL
+    #: ``jdbc:postgresql://host:port/db`` with ``user`` and ``ICETIDE_METASTORE__PASSWORD``.
+    database: str | None = None
+    user: str | None = None
+    password: SecretStr | None = None  # env only: ICETIDE_METASTORE__PASSWORD
     #: Seconds until the lock of a writer that died mid-commit is released.
     lock_timeout: float = Field(default=60.0, gt=0)
     #: Seconds to wait for the service to listen when it has to start.
     start_timeout: float = Field(default=120.0, gt=0)
+
+    @field_validator("database")
+    @classmethod
+    def _postgres(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith("jdbc:postgresql://"):
+            raise ValueError(f"metastore.database {v!r} must be a PostgreSQL JDBC URL like "
+                             "'jdbc:postgresql://127.0.0.1:5432/metastore' (or null: Derby)")
+        return v
 
 
 class KafkaConfig(_Section):

@@ -19,13 +19,13 @@ from pyiceberg.table import Table
 from icetide.config import CatalogConfig, Settings
 from icetide.errors import ConfigError, RuntimeSetupError
 from icetide.runtime.hadoop_tables import HadoopDirCatalog
+from icetide.runtime.jars import POSTGRES_JDBC_JAR
 from icetide.runtime.metastore.service import embedded, ensure_metastore, metastore_uri
 
 log = logging.getLogger(__name__)
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
-POSTGRES_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 JDBC_PREFIX = "jdbc:postgresql://"
 # Storage-partitioned join: bucketed Iceberg tables joined without a shuffle.
 SPJ_CONF = {

@@ -25,6 +25,8 @@ from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.relocate import Relocation, relocate_jars
 
+#: The PostgreSQL JDBC driver from Debian's libpostgresql-jdbc-java.
+POSTGRES_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 log = logging.getLogger(__name__)
 
 JAR_CACHE_ENV = "ICETIDE_JAR_CACHE"

@@ -1,4 +1,6 @@
-"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT``: one service.
+"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT [DB_URL USER]``.
+
+One service; the PostgreSQL password comes from ``ICETIDE_METASTORE__PASSWORD``.
 
 Started detached by :func:`icetide.runtime.metastore.service.ensure_metastore`; users
 run ``icetide catalog start`` instead.
@@ -16,5 +18,6 @@ from icetide.runtime.metastore.site import MetastorePaths
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    root, host, port, heap, lock_timeout = sys.argv[1:6]
-    main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout)))
+    root, host, port, heap, lock_timeout, database, user = sys.argv[1:8]
+    main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout),
+                     database or None, user or None))

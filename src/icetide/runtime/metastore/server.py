@@ -24,14 +24,17 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.jars import pyspark_jars_dir
+from icetide.runtime.jars import POSTGRES_JDBC_JAR, pyspark_jars_dir
 from icetide.runtime.java import check_java
 from icetide.runtime.metastore.site import MetastorePaths, check_host
+from icetide.runtime.metastore.txn_tables import prepare_postgres
 
 log = logging.getLogger(__name__)
 
 #: py4j's JVM view: attribute access reaches Java packages and classes.
 JVM = Any
+#: Where the service process finds the PostgreSQL password (never in a file or argv).
+PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,15 @@ class ServiceSpec:
     heap: str = "512m"
     #: Seconds after which a lock without heartbeat is expired (``hive.txn.timeout``).
     lock_timeout: float = 60.0
+    #: PostgreSQL JDBC URL of the metastore's database (``None``: Derby under the home)
+    #: and its user; the password comes from :data:`PASSWORD_ENV`.
+    database: str | None = None
+    user: str | None = None
+
+    @property
+    def new(self) -> bool:
+        """Whether the database still lacks the transaction tables (Derby: not created)."""
+        return self.database is None and not self.paths.database.exists()
 
 
 def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
@@ -52,8 +64,9 @@ def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
 
     java = check_java()
     conf = spec.paths.conf_dir
+    driver = f"{os.pathsep}{POSTGRES_JDBC_JAR}" if spec.database else ""
     port, token = launch_gateway(
-        classpath=f"{conf}{os.pathsep}{pyspark_jars_dir()}/*",
+        classpath=f"{conf}{os.pathsep}{pyspark_jars_dir()}/*{driver}",
         javaopts=[f"-Xmx{spec.heap}", f"-Dderby.stream.error.file={spec.paths.root / 'derby.log'}",
                   f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}"],
         java_path=str(java.executable), die_on_exit=True, enable_auth=True,
@@ -62,11 +75,19 @@ def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
                                                             auto_convert=True))
 
 
-def _server(jvm: JVM, spec: ServiceSpec, new: bool) -> Any:
+def _hive_conf(jvm: JVM) -> Any:
+    """hive-site.xml from the class path, plus the database password (memory only)."""
+    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    password = os.environ.get(PASSWORD_ENV)
+    if password:
+        conf.set("javax.jdo.option.ConnectionPassword", password)
+    return conf
+
+
+def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> Any:
     """The thrift server of the metastore, bound to ``spec.host:spec.port`` (not serving)."""
     hms, thrift = jvm.org.apache.hadoop.hive.metastore, jvm.org.apache.thrift
-    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    if new:
+    if spec.new:
         log.info("new metastore database %s: creating the transaction tables",
                  spec.paths.database)
         hms.txn.TxnDbUtil.prepDb(conf)
@@ -87,15 +108,14 @@ def _server(jvm: JVM, spec: ServiceSpec, new: bool) -> Any:
     return thrift.server.TThreadPoolServer(args)
 
 
-def _reap_locks(jvm: JVM, every: float, stop: threading.Event) -> None:
+def _reap_locks(jvm: JVM, conf: Any, every: float, stop: threading.Event) -> None:
     """Expire the locks of writers that stopped heartbeating (``kill -9`` mid-commit).
 
     Hive 2.3.9 does this only in its ACID housekeeper, which runs with the compactor;
     without it a dead writer's lock blocks the table for ever. ``performTimeOuts``
     removes locks and transactions idle for longer than ``hive.txn.timeout``.
     """
-    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(
-        jvm.org.apache.hadoop.hive.conf.HiveConf())
+    store = jvm.org.apache.hadoop.hive.metastore.txn.TxnUtils.getTxnStore(conf)
     while not stop.wait(every):
         try:
             store.performTimeOuts()
@@ -112,15 +132,19 @@ def _write_state(spec: ServiceSpec) -> None:
 def serve(spec: ServiceSpec, stop: threading.Event) -> None:
     """Serve until ``stop`` is set (SIGTERM/SIGINT set it in :func:`main`)."""
     check_host(spec.host)
-    new = not spec.paths.database.exists()
+    if spec.database is not None:
+        prepare_postgres(spec.database.removeprefix("jdbc:").split("?", 1)[0], spec.user,
+                         os.environ.get(PASSWORD_ENV))
     started = time.monotonic()
     with spec.paths.log.open("a") as out:
         gateway = _launch(spec, out)
         try:
-            server = _server(gateway.jvm, spec, new)
+            conf = _hive_conf(gateway.jvm)
+            server = _server(gateway.jvm, conf, spec)
             threading.Thread(target=server.serve, name="metastore", daemon=True).start()
             threading.Thread(target=_reap_locks, name="lock-reaper", daemon=True,
-                             args=(gateway.jvm, max(1.0, spec.lock_timeout / 4), stop)).start()
+                             args=(gateway.jvm, conf, max(1.0, spec.lock_timeout / 4),
+                                   stop)).start()
             while not server.isServing():
                 time.sleep(0.05)
             _write_state(spec)

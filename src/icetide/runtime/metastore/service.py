@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.metastore.server import PASSWORD_ENV
 from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
 
 log = logging.getLogger(__name__)
@@ -132,10 +133,13 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
     write_conf(settings, paths)
     paths.state.unlink(missing_ok=True)
     args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
-            str(cfg.port), cfg.heap, str(cfg.lock_timeout)]
+            str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or ""]
+    env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
+    if cfg.password is not None:
+        env[PASSWORD_ENV] = cfg.password.get_secret_value()
     with paths.log.open("a") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, cwd=paths.root)
+                                start_new_session=True, cwd=paths.root, env=env)
     log.info("starting the metastore at %s (log: %s)", metastore_uri(settings), paths.log)
     deadline = time.monotonic() + cfg.start_timeout
     while time.monotonic() < deadline:

@@ -63,16 +63,30 @@ def _property(name: str, value: str) -> str:
     return f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>"
 
 
+def _database(settings: Settings, paths: MetastorePaths) -> dict[str, str]:
+    """Derby under the home, or PostgreSQL (the password is not written: the service sets
+    it in memory, from the environment)."""
+    cfg = settings.metastore
+    if cfg.database is None:
+        return {"javax.jdo.option.ConnectionURL":
+                f"jdbc:derby:;databaseName={paths.database};create=true",
+                "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver"}
+    props = {"javax.jdo.option.ConnectionURL": cfg.database,
+             "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver"}
+    if cfg.user:
+        props["javax.jdo.option.ConnectionUserName"] = cfg.user
+    return props
+
+
 def hive_site(settings: Settings, paths: MetastorePaths) -> str:
-    """``hive-site.xml``: Derby under the home, the lake's warehouse, short lock expiry.
+    """``hive-site.xml``: its database, the lake's warehouse, short lock expiry.
 
     ``hive.txn.timeout``: a writer killed while it holds Iceberg's commit lock blocks the
     table's next commit until then (Hive's default is 300 s).
     """
     timeout = f"{int(settings.metastore.lock_timeout)}s"
     props = {
-        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={paths.database};create=true",
-        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+        **_database(settings, paths),
         "datanucleus.schema.autoCreateAll": "true",
         "hive.metastore.schema.verification": "false",
         "hive.metastore.warehouse.dir": settings.warehouse,
