@@ -31,9 +31,11 @@ from pyspark.sql import SparkSession
 from tests.e2e.pipeline_proc import kill9
 from tests.mariadb_writer import Writer
 
+from icetide.config import load_settings
 from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.lake import commit
+from icetide.runtime.metastore.service import ensure_metastore
 
 pytestmark = [pytest.mark.spark, pytest.mark.mariadb, pytest.mark.slow,
               pytest.mark.timeout(3600)]
@@ -57,10 +59,15 @@ dp.create_auto_cdc_flow(target="{lake_db}.user_member",
 
 @pytest.fixture()
 def lake(tmp_path: Path, spark: SparkSession) -> Iterator[tuple[Path, str]]:
-    """A private ICETIDE_HOME whose hadoop warehouse the test session reads as `cdce2e`."""
+    """A private ICETIDE_HOME whose catalog service (the default, started by the first run
+    and surviving its kills) the test session reads as `cdce2e`."""
     home = tmp_path / "home"
+    port = os.environ["ICETIDE_METASTORE__PORT"]
+    # up before the first read (the runs would start it too, and find it running)
+    ensure_metastore(load_settings(None, environ={**os.environ, "ICETIDE_HOME": str(home)}))
     spark.conf.set("spark.sql.catalog.cdce2e", "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set("spark.sql.catalog.cdce2e.type", "hadoop")
+    spark.conf.set("spark.sql.catalog.cdce2e.type", "hive")
+    spark.conf.set("spark.sql.catalog.cdce2e.uri", f"thrift://127.0.0.1:{port}")
     spark.conf.set("spark.sql.catalog.cdce2e.warehouse", str(home / "warehouse"))
     spark.conf.set("spark.sql.catalog.cdce2e.cache-enabled", "false")
     yield home, "cdce2e"
