@@ -25,6 +25,8 @@ ENV_PREFIX = "ICETIDE_"
 DEFAULT_CONFIG_FILE = "icetide.yaml"
 # Keys that may only come from the environment.
 SECRET_KEYS = frozenset({"password", "token", "credential", "secret"})
+#: Kafka client properties (librdkafka names, with dots) under this prefix.
+KAFKA_PROPS = "kafka.properties."
 
 _DURATION_RE = re.compile(
     r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
@@ -209,16 +211,36 @@ class Settings(_Section):
         return self.home.resolve().joinpath(*parts)
 
 
+def _is_secret(dotted: str) -> bool:
+    """A secret key: ``password``, ``token``…; under ``kafka.properties`` also a client
+    property whose name has such a part (``sasl.password``, ``ssl.key.password``)."""
+    key = dotted.rsplit(".", 1)[-1].lower() if not dotted.startswith(KAFKA_PROPS) else ""
+    if key in SECRET_KEYS:
+        return True
+    if dotted.startswith(KAFKA_PROPS):
+        parts = re.split(r"[._-]", dotted[len(KAFKA_PROPS):].lower())
+        return any(p in SECRET_KEYS for p in parts)
+    return False
+
+
+def env_name(dotted: str) -> str:
+    """The environment variable of a setting (``kafka.properties.sasl.password`` →
+    ``ICETIDE_KAFKA__PROPERTIES__SASL_PASSWORD``)."""
+    if dotted.startswith(KAFKA_PROPS):
+        prop = dotted[len(KAFKA_PROPS):]
+        return f"{ENV_PREFIX}KAFKA__PROPERTIES__{prop.upper().replace('.', '_')}"
+    return ENV_PREFIX + dotted.upper().replace(".", "__")
+
+
 def _reject_secrets_in_yaml(data: Mapping[str, Any], source: str, prefix: str = "") -> None:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, Mapping):
             _reject_secrets_in_yaml(value, source, dotted + ".")
-        elif str(key).lower() in SECRET_KEYS:
-            env = ENV_PREFIX + dotted.upper().replace(".", "__")
+        elif _is_secret(dotted):
             raise ConfigError(
                 f"{source}: secret key '{dotted}' must not be written in YAML; "
-                f"remove it and set the environment variable {env} instead"
+                f"remove it and set the environment variable {env_name(dotted)} instead"
             )
 
 
@@ -235,6 +257,8 @@ def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
         if len(path) < 2 or not all(path):
             _check_not_a_misspelt_setting(name, path)
             continue  # e.g. ICETIDE_CONFIG: not a setting
+        if path[:2] == ["kafka", "properties"] and len(path) == 3:
+            path[2] = path[2].replace("_", ".")  # librdkafka names: sasl.password
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})

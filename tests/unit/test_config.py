@@ -105,3 +105,22 @@ def test_a_setting_with_one_underscore_is_refused_not_ignored() -> None:
         load_settings(environ={"ICETIDE_KAFKA_BOOTSTRAP": "127.0.0.1:9092"})
     # variables that are not settings keep working
     load_settings(environ={"ICETIDE_JAR_CACHE": "/tmp/jars", "ICETIDE_HOME": "/tmp/h"})
+
+
+def test_kafka_client_secrets_come_from_the_environment(tmp_path: Path) -> None:
+    """SASL/TLS client properties pass through to the readers; their secrets only from env
+    (``_`` in the variable name stands for librdkafka's ``.``)."""
+    cfg = tmp_path / "icetide.yaml"
+    cfg.write_text("kafka:\n  bootstrap: b1:9093,b2:9093\n  properties:\n"
+                   "    security.protocol: SASL_SSL\n    sasl.mechanism: SCRAM-SHA-512\n"
+                   "    sasl.username: icetide\n    ssl.ca.location: /etc/ssl/ca.pem\n")
+    s = load_settings(cfg, environ={"ICETIDE_KAFKA__PROPERTIES__SASL_PASSWORD": "k-secret"})
+    assert s.kafka.properties == {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "icetide", "ssl.ca.location": "/etc/ssl/ca.pem",
+        "sasl.password": "k-secret"}
+    for key in ("sasl.password", "ssl.key.password", "sasl.oauthbearer.client.secret"):
+        cfg.write_text(f"kafka:\n  properties:\n    {key}: x\n")
+        env = "ICETIDE_KAFKA__PROPERTIES__" + key.upper().replace(".", "_")
+        with pytest.raises(ConfigError, match=rf"'kafka.properties.{key}'.*{env}"):
+            load_settings(cfg, environ={})
