@@ -36,8 +36,8 @@ TABLE = "web_ods.clicks"  # test_status's pipeline in a database of its own
 
 @pytest.fixture
 def page() -> Iterator[Page]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: scripts/install.sh --test installs chromium")
+    assert Path(CHROMIUM).exists(), (
+        f"{CHROMIUM} missing: scripts/install.sh --test installs Debian's chromium")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
