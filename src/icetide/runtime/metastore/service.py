@@ -61,7 +61,8 @@ def _accepts(host: str, port: int) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a reaped child or a zombie of ours does not)."""
     try:  # a child of this process that exited is a zombie until reaped
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return False
@@ -84,7 +85,7 @@ def running(settings: Settings) -> ServiceState | None:
         state = ServiceState(int(data["pid"]), str(data["host"]), int(data["port"]))
     except (OSError, ValueError, KeyError):
         return None
-    if _alive(state.pid) and _accepts(state.host, state.port):
+    if pid_alive(state.pid) and _accepts(state.host, state.port):
         return state
     return None
 
@@ -169,12 +170,17 @@ def stop_metastore(settings: Settings, timeout: float = 30.0) -> ServiceState | 
     state = running(settings)
     if state is None:
         return None
-    os.kill(state.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(state.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if _alive(state.pid):
-        log.warning("metastore pid %d ignored SIGTERM for %.0fs: killing it", state.pid, timeout)
-        os.kill(state.pid, signal.SIGKILL)
+    terminate(state.pid, timeout)
     MetastorePaths.of(settings).state.unlink(missing_ok=True)
     return state
+
+
+def terminate(pid: int, timeout: float = 30.0) -> None:
+    """SIGTERM ``pid``, then SIGKILL when it still runs after ``timeout`` seconds."""
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if pid_alive(pid):
+        log.warning("metastore pid %d ignored SIGTERM for %.0fs: killing it", pid, timeout)
+        os.kill(pid, signal.SIGKILL)
