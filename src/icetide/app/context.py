@@ -161,7 +161,7 @@ class Context:
         if engine == "duckdb":
             from icetide.query.duckdb_path import run_duckdb
 
-            return run_duckdb(self.settings, query, limit, timeout)
+            return run_duckdb(self.settings, query, limit, timeout, catalog=self.catalog)
         from icetide.query.spark_sql import run_sql
 
         return run_sql(self.spark, query, limit)

@@ -130,14 +130,17 @@ def referenced_tables(query: str, tables: Iterable[Identifier]) -> list[Identifi
 
 
 def run_duckdb(settings: Settings, query: str, max_rows: int | None = None,
-               timeout: float | None = None) -> QueryResult:
+               timeout: float | None = None, *,
+               catalog: ReadCatalog | None = None) -> QueryResult:
     """Run a read-only ``query`` over the catalog's tables with DuckDB.
 
     SQL errors surface as ``duckdb.Error`` (the CLI shows their message); a query still
     running after ``timeout`` seconds is interrupted (:class:`QueryTimeoutError`).
+    Pass the ``catalog`` reader a caller already holds (``Context.catalog``), so a query
+    does not connect to the catalog (and check its service) anew.
     """
     started = time.perf_counter()
-    catalog = pyiceberg_catalog(settings)
+    catalog = catalog if catalog is not None else pyiceberg_catalog(settings)
     with _lock:
         con = _shared().cursor()
         try:
