@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
+from icetide.config import Settings
+from icetide.runtime.catalogs import catalog_conf
 from icetide.runtime.metastore.service import pid_alive, terminate
 
 _DEPTHS = ("*", "*/*", "*/*/*", "*/*/*/*")
@@ -27,3 +31,11 @@ def stop_metastores_under(root: Path) -> int:
             state.unlink(missing_ok=True)
             stopped += 1
     return stopped
+
+
+def register_catalog(spark: SparkSession, settings: Settings) -> None:
+    """Make ``settings``' catalog (its name and URI) a catalog of the running session."""
+    prefix = f"spark.sql.catalog.{settings.catalog.name}"
+    for key, value in catalog_conf(settings).items():
+        if key.startswith(prefix):
+            spark.conf.set(key, value)

@@ -10,9 +10,8 @@ from pyspark.sql import SparkSession
 
 from icetide.config import CatalogConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.process import free_port
-from icetide.runtime.catalogs import catalog_conf
 from icetide.runtime.metastore.service import ensure_metastore, stop_metastore
-from tests.metastores import KEEP
+from tests.metastores import KEEP, register_catalog
 
 
 def hive_settings(home: Path, name: str = "hms") -> Settings:
@@ -27,9 +26,7 @@ def hms(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     settings = hive_settings(tmp_path_factory.mktemp("hms-home"))
     KEEP.add(settings.metastore.port)
     ensure_metastore(settings)
-    for key, value in catalog_conf(settings).items():
-        if key.startswith("spark.sql.catalog.hms"):
-            spark.conf.set(key, value)
+    register_catalog(spark, settings)
     yield settings
     stop_metastore(settings)
 

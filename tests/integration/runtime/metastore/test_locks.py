@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession
 
 from icetide.config import CatalogConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.process import free_port
-from icetide.runtime.catalogs import catalog_conf
 from icetide.runtime.metastore.service import ensure_metastore, stop_metastore
+from tests.metastores import register_catalog
 
 pytestmark = pytest.mark.spark
 LOCK_TIMEOUT = 4.0
@@ -26,9 +26,7 @@ def quick_locks(spark: SparkSession, tmp_path: Path) -> Iterator[Settings]:
     settings = Settings(home=tmp_path, catalog=CatalogConfig(name="hmslock", type="hive"),
                         metastore=MetastoreConfig(port=free_port(), lock_timeout=LOCK_TIMEOUT))
     ensure_metastore(settings)
-    for key, value in catalog_conf(settings).items():
-        if key.startswith("spark.sql.catalog.hmslock"):
-            spark.conf.set(key, value)
+    register_catalog(spark, settings)
     yield settings
     stop_metastore(settings)
 

@@ -14,9 +14,10 @@ from pyspark.sql import SparkSession
 from icetide.config import CatalogConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.postgres import EmbeddedPostgres
 from icetide.devkit.embedded.process import free_port
-from icetide.runtime.catalogs import catalog_conf, pyiceberg_catalog
+from icetide.runtime.catalogs import pyiceberg_catalog
 from icetide.runtime.metastore.service import ensure_metastore, stop_metastore
 from icetide.runtime.metastore.site import MetastorePaths
+from tests.metastores import register_catalog
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
 SECRET = "pg-secret-4711"
@@ -36,9 +37,7 @@ def test_metastore_on_postgres(spark: SparkSession, postgres: EmbeddedPostgres,
                                                   password=SecretStr(SECRET)))
     state = ensure_metastore(settings)
     try:
-        for key, value in catalog_conf(settings).items():
-            if key.startswith("spark.sql.catalog.hmspg"):
-                spark.conf.set(key, value)
+        register_catalog(spark, settings)
         spark.sql("CREATE NAMESPACE IF NOT EXISTS hmspg.shop")
         spark.sql("CREATE TABLE hmspg.shop.orders (id BIGINT, v STRING) USING iceberg "
                   "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
