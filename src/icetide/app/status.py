@@ -55,6 +55,8 @@ class TableStatus:
     warn_s: float | None = None
     state: str = "-"  # ok | warn | fail | - (no target or no event time)
     mode: str | None = None
+    #: Wall seconds of the newest flow batch committed (plan → commit).
+    batch_s: float | None = None
     dead_letters: int | None = None
     dropped: int | None = None
     expectations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -199,7 +201,9 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         rows_total=live_rows(current), newest_event_ms=walk.newest_event_ms,
         freshness_s=fresh, achieved_s=_achieved(walk),
         target_s=target.target_s, warn_s=target.warn_s, state=state,
-        mode=extra.get(MODE_KEY), dead_letters=latest.dlq_rows if latest is not None else None,
+        mode=extra.get(MODE_KEY),
+        batch_s=None if latest is None or latest.batch_ms is None else latest.batch_ms / 1000,
+        dead_letters=latest.dlq_rows if latest is not None else None,
         dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
         expectations=expectation_counts(extra), lag=lags,
         errors=flow_errors(table.properties, current.timestamp_ms if current else None),

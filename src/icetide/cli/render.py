@@ -72,10 +72,11 @@ def _ago(ms: int | None, now: float) -> str:
 def live_table(rows: Sequence[TableStatus], now: float | None = None,
                title: str | None = None) -> Table:
     """The compact table of the demo's live view (fits 80 columns): rows, last commit,
-    freshness, status and the dead letters of the last commit."""
+    freshness, status, the newest batch's duration and the dead letters of the last
+    commit."""
     now = time.time() if now is None else now
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
-    for column in ("table", "rows", "commit", "freshness", "status", "DLQ"):
+    for column in ("table", "rows", "commit", "freshness", "status", "batch", "DLQ"):
         table.add_column(column, justify="left" if column == "table" else "right",
                          no_wrap=True)
     for row in rows:
@@ -85,5 +86,6 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
             else row.state
         table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
                       _ago(row.last_commit_ms, now), _seconds(row.freshness_s), state,
+                      _seconds(row.batch_s),
                       "-" if row.dead_letters is None else str(row.dead_letters))
     return table

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from icetide.errors import IcetideError, SourceUnavailableError
 from icetide.flows.context import BatchContext, bound
+from icetide.flows.timing import JobCounter, Phases
 from icetide.lake import commit
 from icetide.lake.sinks import AppendSink, Changes, Sink
 from icetide.model.markers import Marker, same_position
@@ -97,14 +98,30 @@ class BatchResult:
     caught_up: bool
     #: Per primary-key table MERGEd: rows inserted, updated and deleted.
     changes: Mapping[str, Changes] = field(default_factory=dict)
+    #: Seconds per phase of the batch (see :mod:`icetide.flows.timing`).
+    phases: Mapping[str, float] = field(default_factory=dict)
+    #: Spark jobs the batch started.
+    jobs: int = 0
+
+
+@dataclass(frozen=True)
+class Span:
+    """A batch's source range and when it began (``time.monotonic()``)."""
+
+    start: Mapping[str, Any]
+    end: Mapping[str, Any]
+    began: float
 
 
 class FlowLoop:
     """Runs one flow: ``run_batch`` once, ``run_until_caught_up``, or ``run_forever``."""
 
-    def __init__(self, spark: SparkSession, flow: Flow) -> None:
+    def __init__(self, spark: SparkSession, flow: Flow, max_failures: int = 5) -> None:
         self.spark = spark
         self.flow = flow
+        #: Failed batches in a row (not counting an unreachable source) before giving up.
+        self.max_failures = max_failures
+        self.failures = 0
         #: Extra marker keys the driver sets (e.g. the chosen refresh mode).
         self.summary_extra: dict[str, str] = {}
         #: End of the batch this loop committed last (``None`` after a failure): while
@@ -175,69 +192,82 @@ class FlowLoop:
     # -- one batch -------------------------------------------------------------------
     def run_batch(self) -> BatchResult | None:
         """Plan, transform and commit one batch; ``None`` when there was nothing to do."""
-        began = time.monotonic()
-        start = self.committed_start()
-        last, self._committed_end = self._committed_end, None
-        if last is not None and same_position(last, start):  # we committed up to here
-            pending_end, sides_done = None, set[str]()
-        else:
-            pending_end, sides_done = self.pending_side_batch(start)
+        began, phases = time.monotonic(), Phases()
+        with phases("position"):
+            start = self.committed_start()
+            last, self._committed_end = self._committed_end, None
+            if last is not None and same_position(last, start):  # we committed up to here
+                pending_end, sides_done = None, set[str]()
+            else:
+                pending_end, sides_done = self.pending_side_batch(start)
         if pending_end is not None:
             log.info("flow %s: finishing half-committed batch %s → %s",
                      self.flow.name, start, pending_end)
-        batches = self.plan(start, pending_end)
+        with phases("plan"):
+            batches = self.plan(start, pending_end)
         if batches is None:
             return None
         end = {key: b.end for key, b in batches.items()}
         ctx = BatchContext(self.spark, self.flow.name, self.flow.catalog, self.flow.sources,
                            batches, self.flow.config, self.flow.aliases)
+        jobs = JobCounter(self.spark, self.flow.name)
         try:
-            with bound(ctx):
+            with bound(ctx), phases("transform"):
                 out = self.flow.transform(ctx)
-            result = self._commit(ctx, out, start, end, sides_done, began)
+            result = self._commit(ctx, out, Span(start, end, began), sides_done, phases)
             self._committed_end = end
             if pending_end is not None:  # a past end, re-planned: more may have arrived since
                 result = replace(result, caught_up=False)
-            return result
+            return replace(result, phases=dict(phases.seconds), jobs=jobs.count())
         finally:
+            jobs.close()
             ctx.release()
 
-    def _commit(self, ctx: BatchContext, out: DataFrame, start: Mapping[str, Any],
-                end: Mapping[str, Any], sides_done: set[str], began: float) -> BatchResult:
+    def _commit(self, ctx: BatchContext, out: DataFrame, span: Span, sides_done: set[str],
+                phases: Phases) -> BatchResult:
         from pyspark import StorageLevel
 
+        start, end = span.start, span.end
         rows_in = sum(b.records for b in ctx.batches.values())
         if self._reuse_inputs(ctx):
             log.debug("flow %s: inputs cached, recomputing the output", self.flow.name)
         else:
             out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            rows, max_event, kept, extra = self._check(out)
-            if max_event is None and self.flow.event_time_column is None:
-                max_event = self._inputs_newest_event(ctx)
-            self.check_still_newest()
-            dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
+            with phases("check"):
+                rows, max_event, kept, extra = self._check(out)
+                if max_event is None and self.flow.event_time_column is None:
+                    max_event = self._inputs_newest_event(ctx)
+            with phases("position"):
+                self.check_still_newest()
+            with phases("dead_letters"):
+                dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
             marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
                             dlq_rows=dlq_rows, max_event_time_ms=max_event,
-                            batch_ms=int((time.monotonic() - began) * 1000),
+                            batch_ms=int((time.monotonic() - span.began) * 1000),
                             committed_at_ms=(now := int(time.time() * 1000)),
                             extra=self._extra(extra, max_event, now))
             if ctx.side_outputs:
-                self.check_still_newest()
-            changes = self.flow.sink.write(self.spark, kept, self.flow.target,
-                                           marker.to_summary(), frozenset(sides_done))
+                with phases("position"):
+                    self.check_still_newest()
+            with phases("write"):
+                changes = self.flow.sink.write(self.spark, kept, self.flow.target,
+                                               marker.to_summary(), frozenset(sides_done))
         finally:
             out.unpersist()
-        seconds = time.monotonic() - began
-        cap = self.flow.max_records
-        # a source may say itself whether it has more (info["caught_up"], e.g. CDC)
-        caught_up = all(b.info.get("caught_up", cap is None or b.records < cap)
-                        for b in ctx.batches.values())
+        seconds = time.monotonic() - span.began
         log.info("flow %s: committed %d rows (%d in, %d dead letters%s) in %.2fs",
                  self.flow.name, rows, rows_in, dlq_rows,
                  "".join(f"; {t}: {c}" for t, c in changes.items()), seconds)
         return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
-                           seconds, caught_up, changes)
+                           seconds, self._caught_up(ctx), changes)
+
+    def _caught_up(self, ctx: BatchContext) -> bool:
+        """Whether the batch took all there was: no source hit the records cap (a source
+        may say itself whether it has more: ``info["caught_up"]``, e.g. CDC)."""
+        cap = self.flow.max_records
+        return all(b.info.get("caught_up", cap is None or b.records < cap)
+                   for b in ctx.batches.values())
 
     def _inputs_newest_event(self, ctx: BatchContext) -> int | None:
         """For a table without an event-time column (an aggregate, a view): the newest
@@ -318,47 +348,64 @@ class FlowLoop:
                 break
         return results
 
+    def attempt(self, trigger_interval: float) -> Attempt:
+        """One try at the next batch, as a scheduler drives it: what was committed, or how
+        long to wait before trying again.
+
+        An unreachable source or a racing writer is retried for as long as it takes; any
+        other failure is retried with backoff ``max_failures`` times in a row, then
+        :class:`FlowFailed` is raised: a bug in the flow's code or a query Spark cannot
+        analyse does not loop for ever. :class:`IcetideError` (refusals) and
+        :class:`Interrupted` propagate at once.
+        """
+        try:
+            result = self.run_batch()
+        except (ConcurrentWriterError, SourceUnavailableError) as exc:
+            log.warning("flow %s: %s; retrying", self.flow.name, exc)
+            return Attempt(None, min(5.0, max(1.0, trigger_interval)))
+        except IcetideError:
+            raise
+        except Exception as exc:
+            self.failures += 1
+            if self.failures >= self.max_failures:
+                raise FlowFailed(self.flow.name, self.failures, exc) from exc
+            delay = min(2.0 ** self.failures, 60.0)
+            log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
+                          self.flow.name, self.failures, self.max_failures, delay)
+            return Attempt(None, delay)
+        self.failures = 0
+        return Attempt(result, None)
+
     def run_forever(self, trigger_interval: float, stop: Event,
                     on_batch: Callable[[BatchResult], None] | None = None,
-                    pace: Callable[[BatchResult | None], float] | None = None,
-                    max_failures: int = 5) -> None:
-        """Continuous mode: a batch every ``trigger_interval`` seconds until ``stop`` is set.
-
-        ``pace`` (e.g. the freshness planner) sees every batch result and returns the
-        seconds between batch starts instead of ``trigger_interval``. An unreachable source
-        is waited for (with backoff) for as long as it takes; any other failure is retried
-        with backoff ``max_failures`` times in a row, then raised: a bug in the flow's code
-        or a query Spark cannot analyse does not loop for ever.
-        """
-        failures = 0
+                    pace: Callable[[BatchResult | None], float] | None = None) -> None:
+        """Continuous mode for this flow alone: a batch every ``trigger_interval`` seconds
+        (or ``pace(result)``) until ``stop`` is set; a batch that was not caught up is
+        followed at once. Pipelines run under :mod:`icetide.engine.scheduler` instead."""
         while not stop.is_set():
             began = time.monotonic()
             try:
-                result = self.run_batch()
-                failures = 0
-            except (ConcurrentWriterError, SourceUnavailableError) as exc:
-                log.warning("flow %s: %s; retrying", self.flow.name, exc)
-                stop.wait(min(5.0, max(1.0, trigger_interval)))
-                continue
+                tried = self.attempt(trigger_interval)
             except Interrupted:
                 return
-            except IcetideError:
-                raise
-            except Exception as exc:
-                failures += 1
-                if failures >= max_failures:
-                    raise FlowFailed(self.flow.name, failures, exc) from exc
-                delay = min(2.0 ** failures, 60.0)
-                log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
-                              self.flow.name, failures, max_failures, delay)
-                stop.wait(delay)
+            if tried.retry_in is not None:
+                stop.wait(tried.retry_in)
                 continue
+            result = tried.result
             if result is not None and on_batch is not None:
                 on_batch(result)
             interval = trigger_interval if pace is None else pace(result)
             if result is not None and not result.caught_up:
                 continue  # behind: next batch immediately
             stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of :meth:`FlowLoop.attempt`."""
+
+    result: BatchResult | None  # the committed batch; None: nothing new (or a failure)
+    retry_in: float | None = None  # a failure: seconds to wait before the next try
 
 
 class FlowFailed(IcetideError):

@@ -71,6 +71,12 @@ class Source(ABC, Generic[P]):
         records this as its freshness."""
         return None
 
+    def lake_inputs(self) -> tuple[str, ...]:
+        """The lake tables this source reads (``catalog.db.table``): a commit to one of
+        them may give it new data, so a scheduler can start its flow right after that
+        commit instead of polling. External sources (Kafka, a binlog) have none."""
+        return ()
+
     def lag(self, position: P) -> dict[str, Any]:
         """How far ``position`` is behind the source head (for ``icetide status``)."""
         return {}

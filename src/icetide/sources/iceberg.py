@@ -46,6 +46,9 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
     def initial_position(self) -> TableSnapshotPosition:
         return {"snapshot": None}
 
+    def lake_inputs(self) -> tuple[str, ...]:
+        return (self.ident,)
+
     def _ancestry(self, start: int | None) -> list[tuple[int, int]]:
         """``(snapshot_id, appended rows)`` after ``start`` up to current, oldest first."""
         table = self._table()

@@ -50,6 +50,9 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
     def initial_position(self) -> SnapshotIdsPosition:
         return {}
 
+    def lake_inputs(self) -> tuple[str, ...]:
+        return self.inputs
+
     def current(self) -> dict[str, int | None]:
         """The inputs' current snapshot ids (``None`` for a table without snapshots)."""
         from icetide.lake.commit import load_table

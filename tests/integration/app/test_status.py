@@ -113,6 +113,7 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
     shown = out.getvalue()
     assert "st_ods.clicks_dlq" in shown and f"{first.valid:,}" in shown
     assert "DLQ" in shown and "ok" in shown  # column: dead letters of the last commit
+    assert "batch" in shown and row["batch_s"] > 0  # the newest batch's duration
 
 
 LAYERED = '''

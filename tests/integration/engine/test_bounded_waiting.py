@@ -103,11 +103,11 @@ def test_a_failing_flow_stops_after_max_failures(
 
     produce_clicks(broker, topic, GenOptions(count=10, seed=3))
     loop = FlowLoop(spark, Flow(name="failing", target=target, sources={src.key: src},
-                                transform=transform))
+                                transform=transform), max_failures=2)
     stop = threading.Event()
     with pytest.raises(FlowFailed, match=r"'failing' stopped after 2 failed batches.*"
                                          r"ValueError: a bug in the flow's own code"):
-        loop.run_forever(0.1, stop, max_failures=2)
+        loop.run_forever(0.1, stop)
     assert len(calls) == 2
 
 
