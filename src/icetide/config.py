@@ -136,6 +136,8 @@ class FlowsConfig(_Section):
     #: A continuous flow whose batches fail this many times in a row (not counting an
     #: unreachable source) stops, and the run with it, showing the error.
     max_failures: int = Field(default=5, ge=1)
+    #: Batches a continuous pipeline runs at once (null: one per core, at least 2).
+    concurrency: int | None = Field(default=None, ge=1)
 
     @field_validator("trigger_interval", mode="before")
     @classmethod

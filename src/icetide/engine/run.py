@@ -4,13 +4,15 @@ Discovery runs each flow's query function once on an empty batch of every declar
 source. That tells which sources the flow reads, which side tables (dead letters) it
 emits to, and the schema it produces — from which the target tables are created with
 the declared partitioning and properties. Then each flow runs in the generic loop
-(:mod:`icetide.flows.loop`): ``--once`` in dependency order, continuously one thread
-per flow. ``with PipelineRun(...) as run:`` releases the sources' clients at the end.
+(:mod:`icetide.flows.loop`): ``--once`` in dependency order, continuously as one DAG
+(:mod:`icetide.engine.scheduler`). ``with PipelineRun(...) as run:`` releases the
+sources' clients at the end.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -23,8 +25,9 @@ from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
+from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
-from icetide.errors import IcetideError, PipelineError
+from icetide.errors import PipelineError
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.flow_errors import record_flow_error
@@ -173,37 +176,33 @@ class PipelineRun:
 
     def run_forever(self, stop: threading.Event,
                     on_batch: Callable[[BatchResult], None] | None = None) -> None:
-        """One thread per flow until ``stop`` is set; the first flow error stops them all."""
+        """The selected flows as one DAG (:mod:`icetide.engine.scheduler`) until ``stop``
+        is set; the first flow error stops them all."""
         with self.leases():
-            self._run_threads(self.compile_all(), stop, on_batch)
+            slots = self.slots(self.compile_all())
+            DagScheduler(self.spark, slots, self.concurrency(), on_batch,
+                         self._record_error).run(stop)
 
-    def _run_threads(self, flows: list[Flow], stop: threading.Event,
-                     on_batch: Callable[[BatchResult], None] | None) -> None:
-        errors: list[BaseException] = []
+    def concurrency(self) -> int:
+        """Batches run at once: ``flows.concurrency``, else one per core."""
+        return self.settings.flows.concurrency or default_concurrency(os.cpu_count())
 
-        def drive(flow: Flow) -> None:
-            try:
-                loop = FlowLoop(self.spark, flow)
-                pacer = FreshnessPacer(loop, self.freshness_target(flow), self.trigger_interval())
-                loop.run_forever(self.trigger_interval(), stop, on_batch, pace=pacer,
-                                 max_failures=self.settings.flows.max_failures)
-            except BaseException as exc:
-                log.error("flow %s stopped: %s", flow.name, exc)
-                record_flow_error(self.spark, flow.target, flow.name, exc)
-                errors.append(exc)
-                stop.set()
+    def slots(self, flows: list[Flow]) -> list[Slot]:
+        """Scheduling state per flow, producers linked to the flows reading their tables."""
+        slots = []
+        for flow in flows:
+            loop = FlowLoop(self.spark, flow, self.settings.flows.max_failures)
+            pacer = FreshnessPacer(loop, self.freshness_target(flow), self.trigger_interval())
+            slots.append(Slot(loop, pacer, self.trigger_interval(), polls=True))
+        inputs = {f.name: frozenset(t for src in f.sources.values() for t in src.lake_inputs())
+                  for f in flows}
+        outputs = {f.name: frozenset((f.target, *f.side_tables, *f.sink.side_tables()))
+                   for f in flows}
+        link(slots, inputs, outputs)
+        return slots
 
-        threads = [threading.Thread(target=drive, args=(f,), name=f"flow-{f.name}", daemon=True)
-                   for f in flows]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.5)
-        if errors:
-            first = errors[0]
-            raise first if isinstance(first, IcetideError) else PipelineError(
-                f"a flow failed: {first!r}") from first
+    def _record_error(self, loop: FlowLoop, exc: BaseException) -> None:
+        record_flow_error(self.spark, loop.flow.target, loop.flow.name, exc)
 
     def close(self) -> None:
         """Release the sources' clients (idempotent)."""

@@ -86,6 +86,9 @@ def spark_conf(
         "spark.app.name": spark.app_name,
         "spark.driver.memory": spark.driver_memory,
         "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
+        # the pipeline scheduler runs each flow's batch in a pool of its own
+        # (engine/scheduler.py): FAIR shares executors between concurrent batches
+        "spark.scheduler.mode": "FAIR",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",

@@ -1,0 +1,95 @@
+"""``python -m benchmarks.freshness``: freshness per layer of the whole clickstream pipeline.
+
+``examples/clickstream`` runs as ``icetide run`` in a process of its own — dimensions by
+CDC from a private MariaDB with business updates flowing (2 changes/s), clicks produced at
+``--rate`` events/s. Once a second a *probe* click is produced; its freshness per layer is
+the time from producing it to the commit that made it visible in ODS
+(``ods_behavior.clickevent``), DWD (``dwd.click_wide``) and DWS (``dws.product_views``),
+traced through the flows' markers (:mod:`benchmarks.freshness.trace`). The Kafka backlog
+(produced − committed to ODS) is sampled every 10 s, to show whether it grows.
+
+``--compare DIR`` first runs the same measurement with the pipeline process on another
+checkout's ``src`` (e.g. a worktree of the commit before the scheduler), so the report
+shows before → after from one session on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.freshness.run import RunResult, measure
+from benchmarks.report import append_section
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.freshness", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rate", type=float, default=2_000.0, help="click events/s produced")
+    p.add_argument("--seconds", type=float, default=120.0, help="measured duration")
+    p.add_argument("--trigger", type=float, default=None,
+                   help="trigger interval (minimum spacing), seconds; default: the pipeline's")
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--compare", type=Path, default=None,
+                   help="a checkout whose src/ runs the pipeline first, as 'before'")
+    p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    return p.parse_args(argv)
+
+
+def _pct(values: list[float | None], q: float) -> str:
+    seen = [v for v in values if v is not None]
+    return f"{np.percentile(seen, q):.2f}s" if seen else "-"
+
+
+def _row(label: str, r: RunResult) -> str:
+    cells = []
+    for layer in ("ODS", "DWD", "DWS"):
+        lat = r.freshness[layer]
+        missing = sum(v is None for v in lat)
+        cells.append(f"{_pct(lat, 50)} / {_pct(lat, 99)}" + (f" ({missing} missing)"
+                                                             if missing else ""))
+    backlog = " → ".join(f"{b:,}" for b in r.backlog[:: max(1, len(r.backlog) // 6)])
+    return f"| {label} | {len(r.probes)} | " + " | ".join(cells) + f" | {backlog} |"
+
+
+def _minutes(r: RunResult) -> str:
+    rows = ["| minute | ODS p99 | DWD p99 | DWS p99 |", "| ---: | ---: | ---: | ---: |"]
+    start = r.probes[0].produced_ms if r.probes else 0
+    buckets = sorted({(p.produced_ms - start) // 60_000 for p in r.probes})
+    for minute in buckets:
+        idx = [i for i, p in enumerate(r.probes) if (p.produced_ms - start) // 60_000 == minute]
+        cells = [_pct([r.freshness[layer][i] for i in idx], 99) for layer in ("ODS", "DWD", "DWS")]
+        rows.append(f"| {minute + 1} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = _args(argv)
+    runs: list[tuple[str, RunResult]] = []
+    with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
+        if a.compare is not None:
+            runs.append(("before", measure(Path(tmp) / "before", a, a.compare / "src")))
+        runs.append(("after" if runs else "this tree", measure(Path(tmp) / "after", a,
+                                                               ROOT / "src")))
+    trig = f" --trigger {a.trigger:g}" if a.trigger else ""
+    body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
+            f"{a.seconds:g}{trig} --partitions {a.partitions}"
+            f"{' --compare <checkout>' if a.compare else ''}`\n\n"
+            "Probe click produced → commit that made it visible, p50 / p99 (whole "
+            "clickstream pipeline, CDC dimensions with business updates):\n\n"
+            "| run | probes | ODS | DWD | DWS | Kafka backlog over the run (events) |\n"
+            "| --- | ---: | ---: | ---: | ---: | --- |\n"
+            + "\n".join(_row(label, r) for label, r in runs)
+            + "\n\nPer minute (" + runs[-1][0] + "):\n\n" + _minutes(runs[-1][1]) + "\n")
+    print(body)
+    if not a.no_doc:
+        print(f"written to {append_section('Freshness per layer (benchmarks/freshness)', body)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""One measured run of ``python -m benchmarks.freshness``: a fresh home, broker and pipeline
+process on a shared MariaDB; generators and probes in this process."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.freshness.trace import ODS, Probe, commits, freshness
+from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.process import free_port
+from icetide.devkit.gen.business import BusinessOptions, run_business_updates
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "clicktopic"
+WARMUP_S = 240.0  # the pipeline's first commits in every layer (JVM start, table creation)
+DRAIN_S = 180.0
+
+
+@dataclass
+class RunResult:
+    probes: list[Probe] = field(default_factory=list)
+    freshness: dict[str, list[float | None]] = field(default_factory=dict)
+    backlog: list[int] = field(default_factory=list)  # every 10 s: produced − in ODS
+
+
+def _settings(home: Path, bootstrap: str) -> Settings:
+    return Settings(home=home, catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=bootstrap),
+                    metastore=MetastoreConfig(port=free_port()))
+
+
+@contextlib.contextmanager
+def _pipeline(settings: Settings, shop: Any, src: Path, trigger: float | None
+              ) -> Iterator[subprocess.Popen[bytes]]:
+    env = {**shop.pipeline_env(), "ICETIDE_HOME": str(settings.home),
+           "ICETIDE_KAFKA__BOOTSTRAP": str(settings.kafka.bootstrap),
+           "ICETIDE_METASTORE__PORT": str(settings.metastore.port),
+           "ICETIDE_SPARK__DRIVER_MEMORY": "4g", "PYTHONPATH": str(src)}
+    cmd = [sys.executable, "-m", "icetide.cli", "run", str(ROOT / "examples" / "clickstream"),
+           "--conf", "clickstream.dims=cdc"]
+    if trigger:
+        cmd += ["--trigger-interval", str(trigger)]
+    log = open(settings.home / "pipeline.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _probe_loop(bootstrap: str, stop: threading.Event, out: list[Probe]) -> None:
+    """One probe click a second until ``stop``, with its partition and offset."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    n = 0
+    while not stop.wait(1.0):
+        now = int(time.time() * 1000)
+        event = {"cookieId": "probe", "expendTime": 1, "webpageId": 1, "uid": "probe",
+                 "productId": f"probe-{n}", "updateTime": now}
+
+        def delivered(err: Any, msg: Any, at: int = now) -> None:
+            if err is None:
+                out.append(Probe(msg.partition(), msg.offset(), at))
+        producer.produce(TOPIC, json.dumps(event).encode(), on_delivery=delivered)
+        producer.flush(5)
+        n += 1
+
+
+def _backlog(catalog: Any, bootstrap: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-lag"})
+    try:
+        parts = consumer.list_topics(TOPIC, timeout=5).topics[TOPIC].partitions
+        high = {p: consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=5)[1]
+                for p in parts}
+    finally:
+        consumer.close()
+    done = commits(catalog, *ODS)
+    (end,) = done[-1].end.values() if done else ({},)
+    return sum(h - int(end.get(str(p), 0)) for p, h in high.items())
+
+
+def _wait_for_layers(catalog: Any, proc: subprocess.Popen[bytes]) -> None:
+    """Until every measured layer has a commit (the pipeline is up and warm)."""
+    from benchmarks.freshness.trace import LAYERS
+
+    deadline = time.monotonic() + WARMUP_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the pipeline exited with {proc.returncode}; see pipeline.log")
+        try:
+            if all(commits(catalog, *tf) for tf in LAYERS.values()):
+                return
+        except Exception:  # tables not created yet
+            pass
+        time.sleep(2)
+    raise SystemExit(f"no commit in every layer after {WARMUP_S:.0f}s; see pipeline.log")
+
+
+def _drain(catalog: Any, probes: list[Probe]) -> None:
+    deadline = time.monotonic() + DRAIN_S
+    while time.monotonic() < deadline:
+        if all(v is not None for v in freshness(catalog, probes[-3:])["DWS"]):
+            return
+        time.sleep(2)
+
+
+def measure(home: Path, a: argparse.Namespace, src: Path) -> RunResult:
+    """The run: warm up, produce for ``a.seconds`` with probes, drain, trace."""
+    from icetide.devkit.demo.shop import shop_database
+    from icetide.runtime.catalogs import pyiceberg_catalog
+
+    home.mkdir(parents=True)
+    with EmbeddedBroker(None, home / "broker") as broker:
+        bs = broker.bootstrap
+        settings = _settings(home, bs)
+        produce_clicks(bs, TOPIC, GenOptions(count=2_000, partitions=a.partitions, seed=1))
+        with shop_database(settings, None) as shop, \
+                _pipeline(settings, shop, src, a.trigger) as proc:
+            os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
+            catalog = pyiceberg_catalog(settings)
+            _wait_for_layers(catalog, proc)
+            result = _produce(catalog, bs, shop, a)
+            _drain(catalog, result.probes)
+            result.freshness = freshness(catalog, result.probes)
+    return result
+
+
+def _produce(catalog: Any, bs: str, shop: Any, a: argparse.Namespace) -> RunResult:
+    result, stop = RunResult(), threading.Event()
+    workers = [
+        threading.Thread(target=_probe_loop, args=(bs, stop, result.probes), daemon=True),
+        threading.Thread(target=run_business_updates, args=(
+            shop.connect, BusinessOptions(rate=2.0, seed=7), stop), daemon=True),
+        threading.Thread(target=produce_clicks, args=(bs, TOPIC, GenOptions(
+            count=0, rate=a.rate, duration=a.seconds, seed=2)), daemon=True),
+    ]
+    for worker in workers:
+        worker.start()
+    ends = time.monotonic() + a.seconds
+    while time.monotonic() < ends:
+        time.sleep(10)
+        result.backlog.append(_backlog(catalog, bs))
+    stop.set()
+    for worker in workers:
+        worker.join()
+    return result

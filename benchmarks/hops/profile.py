@@ -1,0 +1,100 @@
+"""The measurement of ``python -m benchmarks.hops``: single batches per hop, per size."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import statistics
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
+from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+from icetide.flows.loop import BatchResult, FlowLoop
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "clicktopic"
+#: hop label → the flow measured
+HOPS = {
+    "ODS append (Kafka → clickevent)": "ods_behavior.clickevent",
+    "DWD append + dimension joins": "dwd.click_wide",
+    "DWS aggregation MERGE (count_views)": "dws.count_views",
+    "CDC MERGE (products)": "dim_db.products",
+}
+PRODUCTS = ("p001", "p002", "p003", "p004", "p005", "p006", "p007", "p008", "p009")
+
+
+def _figures(results: list[BatchResult]) -> dict[str, float]:
+    """Median wall seconds, jobs and seconds per phase over ``results``."""
+    phases = sorted({k for r in results for k in r.phases})
+    out = {"seconds": statistics.median(r.seconds for r in results),
+           "jobs": statistics.median(r.jobs for r in results)}
+    out.update({k: statistics.median(r.phases.get(k, 0.0) for r in results) for k in phases})
+    return out
+
+
+def _batch(loop: FlowLoop) -> BatchResult:
+    result = loop.run_batch()
+    if result is None:
+        raise SystemExit(f"{loop.flow.name}: nothing to do; the benchmark fed it no data")
+    return result
+
+
+def _updates(shop: Any, count: int) -> None:
+    """``count`` price updates of the seed's products, in one transaction."""
+    rows = [(1 + i % 9_000 / 100, PRODUCTS[i % len(PRODUCTS)]) for i in range(count)]
+    with contextlib.closing(shop.connect()) as conn, conn.cursor() as cur:
+        cur.executemany("UPDATE user_db.products SET product_price = %s WHERE productId = %s",
+                        rows)
+        conn.commit()
+
+
+def _round(loops: dict[str, FlowLoop], feed: Callable[[int], None], size: int
+           ) -> dict[str, BatchResult]:
+    """Feed ``size`` events to every hop, then one measured batch per hop, upstream first."""
+    feed(size)
+    return {name: _batch(loop) for name, loop in loops.items()}
+
+
+@contextlib.contextmanager
+def _pipeline(home: Path) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[int], None]]]:
+    from icetide.devkit.demo.runner import DIMS_KEY
+    from icetide.devkit.demo.shop import shop_database
+    from icetide.engine.run import PipelineRun
+    from icetide.pipelines import load_pipeline
+    from icetide.runtime.session import get_spark
+
+    with EmbeddedBroker(None, home / "broker") as broker:
+        settings = Settings(home=home, spark=SparkConfig(driver_memory="4g"),
+                            catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=broker.bootstrap))
+        with shop_database(settings, None) as shop:
+            graph = load_pipeline(ROOT / "examples" / "clickstream", env=shop.pipeline_env(),
+                                  configuration={DIMS_KEY: "cdc"})
+            spark = get_spark(settings)
+            produce_clicks(broker.bootstrap, TOPIC, GenOptions(count=1000, partitions=4, seed=1))
+            with PipelineRun(spark, settings, graph) as run:
+                run.run_once()  # creates every table, snapshots the dimensions, warms up
+                flows = {f.name: f for f in run.compile_all()}
+                loops = {name: FlowLoop(spark, flows[name]) for name in HOPS.values()}
+
+                def feed(size: int) -> None:
+                    produce_clicks(broker.bootstrap, TOPIC, GenOptions(count=size, seed=size))
+                    _updates(shop, size)
+                yield spark, loops, feed
+
+
+def profile(home: Path, sizes: tuple[int, int], repeat: int) -> dict[str, dict[str, Any]]:
+    """hop → str(size) → median figures."""
+    found: dict[str, dict[int, list[BatchResult]]] = {h: {s: [] for s in sizes} for h in HOPS}
+    with _pipeline(home) as (_, loops, feed):
+        for size in sizes:
+            _round(loops, feed, size)  # warm-up at this size
+            for _ in range(repeat):
+                batch = _round(loops, feed, size)
+                for hop, flow in HOPS.items():
+                    found[hop][size].append(batch[flow])
+    return {hop: {str(s): _figures(rs) for s, rs in by_size.items()}
+            for hop, by_size in found.items()}

@@ -1,0 +1,217 @@
+"""The pipeline scheduler: a continuous pipeline runs as one DAG, not a timer per flow.
+
+A flow's next batch starts when one of its inputs may have new data:
+
+* a flow reading a lake table that another flow of this run writes (an upstream layer, a
+  changelog, a materialized view's inputs) is started right after that flow commits — a
+  click crosses ODS → DWD → DWS without waiting for each hop's next timer tick;
+* a flow with an external input (Kafka, a binlog, a table written elsewhere) is polled:
+  its batch plans nothing and returns when the source has nothing new.
+
+The trigger interval is a *minimum spacing* between one flow's batch starts, which bounds
+its commit rate; the freshness pacer (:mod:`icetide.engine.pacing`) turns a table's
+declared freshness into that spacing (``continuous``: the trigger interval,
+``scheduled``: the period its target allows). A batch that was not caught up is followed
+at once. Ready flows run concurrently on ``flows.concurrency`` workers, each batch in a
+Spark FAIR scheduler pool of its own flow, so one heavy batch does not starve the rest;
+among ready flows the earliest deadline (ready since + freshness target) goes first, so a
+tight target is served first and no flow waits for ever.
+
+Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
+decides *when* a batch runs. The first flow error stops the run, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from icetide.engine.pacing import FreshnessPacer
+from icetide.errors import IcetideError, PipelineError
+from icetide.flows.loop import Attempt, BatchResult, FlowLoop
+from icetide.runtime.interrupt import Interrupted
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+#: Priority of a flow without a freshness target: as if its target were this (seconds).
+DEFAULT_TARGET_S = 60.0
+#: A flow fed only by this run's flows is still polled this often (× its spacing, at
+#: least IDLE_POLL_MIN_S), in case another process writes its inputs.
+IDLE_POLL_FACTOR = 6.0
+IDLE_POLL_MIN_S = 30.0
+#: An external input with nothing new is looked at again after at most this long.
+POLL_S = 1.0
+#: The scheduler wakes at least this often to notice a stop request.
+TICK_S = 0.5
+
+OnBatch = Callable[[BatchResult], None]
+OnError = Callable[[FlowLoop, BaseException], None]
+
+
+@dataclass(eq=False)
+class Slot:
+    """One flow's scheduling state (times are ``time.monotonic()`` seconds)."""
+
+    loop: FlowLoop
+    pacer: FreshnessPacer
+    spacing: float
+    #: Whether the flow has an input that no flow of this run writes (it must be polled).
+    polls: bool
+    downstream: list[Slot] = field(default_factory=list)
+    #: The spacing bound: the last committed batch's start + ``spacing``.
+    next_start: float = 0.0
+    #: When the inputs are looked at again without a commit upstream.
+    next_poll: float = 0.0
+    dirty: bool = True  # an upstream flow committed since this flow's last batch started
+    running: bool = False
+    behind: bool = False  # the last batch was capped: more is waiting
+
+    @property
+    def name(self) -> str:
+        return self.loop.flow.name
+
+    @property
+    def target_s(self) -> float:
+        return self.pacer.target.target_s or DEFAULT_TARGET_S
+
+    def ready(self, now: float) -> bool:
+        """Whether a batch may start now."""
+        if self.running:
+            return False
+        if self.behind:
+            return True
+        return now >= self.next_start and (self.dirty or now >= self.next_poll)
+
+    def wake_at(self) -> float:
+        """When this slot becomes ready unless an upstream commit comes first."""
+        if self.running:
+            return math.inf
+        if self.behind:
+            return 0.0
+        return self.next_start if self.dirty else max(self.next_start, self.next_poll)
+
+    def deadline(self) -> float:
+        """Earliest deadline first: when the flow became ready plus its target."""
+        return self.wake_at() + self.target_s
+
+    def poll_gap(self) -> float:
+        """Seconds until the inputs are looked at again after a batch found nothing."""
+        if self.polls:
+            return min(self.spacing, POLL_S)
+        return max(IDLE_POLL_MIN_S, IDLE_POLL_FACTOR * self.spacing)
+
+
+def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
+         outputs: dict[str, frozenset[str]]) -> None:
+    """Connect producers to consumers and decide which slots must poll.
+
+    ``inputs``: flow name → lake tables its sources read; ``outputs``: flow name → lake
+    tables it commits to (target and side tables such as a changelog).
+    """
+    written = {table: slot for slot in slots for table in outputs.get(slot.name, ())}
+    for slot in slots:
+        flow = slot.loop.flow
+        reads = inputs.get(slot.name, frozenset())
+        external = any(not src.lake_inputs() for src in flow.sources.values())
+        slot.polls = external or any(table not in written for table in reads)
+        for table in reads:
+            producer = written.get(table)
+            if producer is not None and producer is not slot and slot not in producer.downstream:
+                producer.downstream.append(slot)
+
+
+class DagScheduler:
+    """Runs the slots of one pipeline until ``stop`` is set or a flow fails."""
+
+    def __init__(self, spark: SparkSession | None, slots: Sequence[Slot], concurrency: int,
+                 on_batch: OnBatch | None = None, on_error: OnError | None = None) -> None:
+        self.spark = spark
+        self.slots = list(slots)
+        self.concurrency = max(1, concurrency)
+        self.on_batch = on_batch
+        self.on_error = on_error
+        self._wake = threading.Condition()
+        self._errors: list[BaseException] = []
+
+    def run(self, stop: threading.Event) -> None:
+        """Drive the DAG; raises the first flow error after the running batches ended."""
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool:
+            running: list[Future[None]] = []
+            while not stop.is_set() and not self._errors:
+                running = [f for f in running if not f.done()]
+                now = time.monotonic()
+                for slot in self._pick(now, self.concurrency - len(running)):
+                    slot.running, slot.dirty = True, False
+                    running.append(pool.submit(self._batch, slot, stop))
+                self._sleep(now)
+            stop.set()
+        if self._errors:
+            first = self._errors[0]
+            raise first if isinstance(first, IcetideError) else PipelineError(
+                f"a flow failed: {first!r}") from first
+
+    def _pick(self, now: float, free: int) -> list[Slot]:
+        if free <= 0:
+            return []
+        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
+        return ready[:free]
+
+    def _sleep(self, now: float) -> None:
+        wake = min((s.wake_at() for s in self.slots), default=math.inf)
+        with self._wake:
+            self._wake.wait(min(TICK_S, max(0.0, wake - now)) or 0.01)
+
+    def _notify(self) -> None:
+        with self._wake:
+            self._wake.notify_all()
+
+    def _batch(self, slot: Slot, stop: threading.Event) -> None:
+        began = time.monotonic()
+        if self.spark is not None:  # FAIR pools: one heavy batch does not starve the rest
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", slot.name)
+        try:
+            tried = slot.loop.attempt(slot.spacing)
+            self._done(slot, tried, began)
+        except Interrupted:
+            stop.set()
+        except BaseException as exc:
+            log.error("flow %s stopped: %s", slot.name, exc)
+            if self.on_error is not None:
+                self.on_error(slot.loop, exc)
+            self._errors.append(exc)
+        finally:
+            slot.running = False
+            self._notify()
+
+    def _done(self, slot: Slot, tried: Attempt, began: float) -> None:
+        now = time.monotonic()
+        if tried.retry_in is not None:
+            slot.dirty, slot.behind = True, False
+            slot.next_start = slot.next_poll = now + tried.retry_in
+            return
+        result = tried.result
+        slot.spacing = slot.pacer(result)
+        slot.behind = result is not None and not result.caught_up
+        if result is None:  # nothing new: the spacing bounds commits, not looks
+            slot.next_poll = now + slot.poll_gap()
+            return
+        slot.next_start = began + slot.spacing
+        slot.next_poll = slot.next_start if slot.polls else now + slot.poll_gap()
+        for consumer in slot.downstream:
+            consumer.dirty = True
+        if self.on_batch is not None:
+            self.on_batch(result)
+
+
+def default_concurrency(cores: int | None) -> int:
+    """Batches run at once when ``flows.concurrency`` is not set: one per core (≥ 2)."""
+    return max(2, cores or 2)

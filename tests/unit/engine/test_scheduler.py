@@ -1,0 +1,158 @@
+"""The pipeline scheduler's decisions, with flow loops whose batches are scripted (no JVM):
+who polls, who is started by an upstream commit, spacing, priority, failures."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
+from icetide.engine.scheduler import DagScheduler, Slot, link
+from icetide.flows.loop import BatchResult, Flow, FlowFailed, FlowLoop
+from icetide.model.source import AnyBatch, Source
+
+Script = Callable[[int], "BatchResult | None"]
+
+
+class _Table(Source[dict[str, Any]]):
+    """A source reading a lake table (its scheduling face only)."""
+
+    def __init__(self, ident: str | None) -> None:
+        self.key = f"iceberg:{ident}" if ident else "kafka:t"
+        self.ident = ident
+
+    def lake_inputs(self) -> tuple[str, ...]:
+        return (self.ident,) if self.ident else ()
+
+    def initial_position(self) -> dict[str, Any]:
+        return {}
+
+    def plan(self, start: dict[str, Any], max_records: int | None = None) -> AnyBatch | None:
+        return None
+
+    def plan_to(self, start: dict[str, Any], end: dict[str, Any]) -> AnyBatch:
+        raise NotImplementedError
+
+    def read(self, spark: Any, batch: AnyBatch) -> Any:
+        raise NotImplementedError
+
+
+class _Loop(FlowLoop):
+    """A flow loop whose n-th batch returns ``script(n)``; it records when each began."""
+
+    def __init__(self, name: str, reads: str | None, script: Script) -> None:
+        src = _Table(reads)
+        flow = Flow(name=name, target=f"lake.{name}", sources={src.key: src},
+                    transform=lambda ctx: None)  # type: ignore[arg-type,return-value]
+        super().__init__(None, flow, max_failures=2)  # type: ignore[arg-type]
+        self.script = script
+        self.starts: list[float] = []
+
+    def run_batch(self) -> BatchResult | None:
+        self.starts.append(time.monotonic())
+        return self.script(len(self.starts))
+
+
+def _result(name: str, caught_up: bool = True) -> BatchResult:
+    return BatchResult(name, {}, {}, 1, 1, 0, None, 0.01, caught_up)
+
+
+def _slot(loop: _Loop, spacing: float, target: float | None = None) -> Slot:
+    pacer = FreshnessPacer(loop, FreshnessTarget(target), spacing)
+    return Slot(loop, pacer, spacing, polls=True)
+
+
+def _chain(slots: list[Slot]) -> None:
+    inputs = {s.name: frozenset(t for src in s.loop.flow.sources.values()
+                                for t in src.lake_inputs()) for s in slots}
+    link(slots, inputs, {s.name: frozenset({s.loop.flow.target}) for s in slots})
+
+
+def _run(slots: list[Slot], until: Callable[[], bool], concurrency: int = 2,
+         seconds: float = 10.0) -> None:
+    stop = threading.Event()
+
+    def on_batch(result: BatchResult) -> None:
+        if until():
+            stop.set()
+
+    timer = threading.Timer(seconds, stop.set)
+    timer.start()
+    try:
+        DagScheduler(None, slots, concurrency, on_batch).run(stop)
+    finally:
+        timer.cancel()
+
+
+def test_link_polls_external_inputs_and_starts_consumers_after_their_producer() -> None:
+    a = _slot(_Loop("a", None, lambda n: None), 1.0)
+    b = _slot(_Loop("b", "lake.a", lambda n: None), 1.0)
+    c = _slot(_Loop("c", "lake.elsewhere", lambda n: None), 1.0)
+    _chain([a, b, c])
+    assert (a.polls, b.polls, c.polls) == (True, False, True)
+    assert a.downstream == [b] and b.downstream == [] and c.downstream == []
+
+
+def _consumer(name: str, upstream: str, commits: dict[str, int]) -> Script:
+    """A batch that commits when ``upstream`` committed since this flow last read it."""
+    seen = {"n": 0}
+
+    def script(n: int) -> BatchResult | None:
+        if commits.get(upstream, 0) == seen["n"]:
+            return None
+        seen["n"] = commits[upstream]
+        commits[name] = commits.get(name, 0) + 1
+        return _result(name)
+    return script
+
+
+def test_a_commit_starts_the_flows_downstream_at_once_not_at_their_spacing() -> None:
+    commits: dict[str, int] = {}
+
+    def source(n: int) -> BatchResult | None:
+        if n > 1:
+            return None
+        time.sleep(0.3)  # the consumers' first looks find nothing
+        commits["a"] = 1
+        return _result("a")
+
+    a = _Loop("a", None, source)
+    b = _Loop("b", "lake.a", _consumer("b", "a", commits))
+    c = _Loop("c", "lake.b", _consumer("c", "b", commits))
+    slots = [_slot(a, 30.0), _slot(b, 30.0), _slot(c, 30.0)]
+    _chain(slots)
+    began = time.monotonic()
+    _run(slots, until=lambda: commits.get("c", 0) >= 1)
+    assert commits.get("c") == 1, "c never saw b's commit"
+    assert c.starts[-1] - began < 3.0  # three hops, no 30 s trigger wait between them
+    assert len(a.starts) == 1 or a.starts[1] - a.starts[0] >= 30.0  # a's spacing holds
+
+
+def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None:
+    a = _Loop("a", None, lambda n: _result("a", caught_up=n != 1))
+    slot = _slot(a, 1.5)
+    _run([slot], until=lambda: len(a.starts) >= 3)
+    assert a.starts[1] - a.starts[0] < 0.5  # behind: next batch at once
+    assert a.starts[2] - a.starts[1] >= 1.5  # caught up: the spacing holds
+
+
+def test_the_tightest_freshness_target_goes_first_when_workers_are_scarce() -> None:
+    loose = _Loop("loose", None, lambda n: _result("loose"))
+    tight = _Loop("tight", None, lambda n: _result("tight"))
+    slots = [_slot(loose, 60.0, target=600.0), _slot(tight, 60.0, target=5.0)]
+    _run(slots, until=lambda: bool(loose.starts and tight.starts), concurrency=1)
+    assert tight.starts[0] < loose.starts[0]
+
+
+def test_a_failing_flow_stops_the_run_after_its_retries() -> None:
+    def fail(n: int) -> BatchResult | None:
+        raise ValueError("a bug in the flow")
+
+    a = _Loop("a", None, fail)
+    with pytest.raises(FlowFailed, match="'a' stopped after 2 failed batches"):
+        DagScheduler(None, [_slot(a, 0.1)], 2).run(threading.Event())
+    assert len(a.starts) == 2
