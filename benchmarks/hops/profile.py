@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
+from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings, SparkConfig
 from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import BatchResult, FlowLoop
 
@@ -24,7 +26,7 @@ HOPS = {
     "DWS aggregation MERGE (count_views)": "dws.count_views",
     "CDC MERGE (products)": "dim_db.products",
 }
-PRODUCTS = ("p001", "p002", "p003", "p004", "p005", "p006", "p007", "p008", "p009")
+PRODUCTS = tuple(str(i) for i in range(1, 10))  # the seed's productIds
 
 
 def _figures(results: list[BatchResult]) -> dict[str, float]:
@@ -43,9 +45,14 @@ def _batch(loop: FlowLoop) -> BatchResult:
     return result
 
 
+_prices = itertools.count(1)
+
+
 def _updates(shop: Any, count: int) -> None:
-    """``count`` price updates of the seed's products, in one transaction."""
-    rows = [(1 + i % 9_000 / 100, PRODUCTS[i % len(PRODUCTS)]) for i in range(count)]
+    """``count`` price updates of the seed's products, in one transaction (each a new
+    price: an update to the same value writes no binlog row)."""
+    rows = [(1 + next(_prices) % 9_000 / 100, PRODUCTS[i % len(PRODUCTS)])
+            for i in range(count)]
     with contextlib.closing(shop.connect()) as conn, conn.cursor() as cur:
         cur.executemany("UPDATE user_db.products SET product_price = %s WHERE productId = %s",
                         rows)
@@ -69,7 +76,8 @@ def _pipeline(home: Path) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[
 
     with EmbeddedBroker(None, home / "broker") as broker:
         settings = Settings(home=home, spark=SparkConfig(driver_memory="4g"),
-                            catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=broker.bootstrap))
+                            catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=broker.bootstrap),
+                            metastore=MetastoreConfig(port=free_port()))
         with shop_database(settings, None) as shop:
             graph = load_pipeline(ROOT / "examples" / "clickstream", env=shop.pipeline_env(),
                                   configuration={DIMS_KEY: "cdc"})
