@@ -175,7 +175,15 @@ class PipelineRun:
                     on_batch: Callable[[BatchResult], None] | None = None) -> None:
         """One thread per flow until ``stop`` is set; the first flow error stops them all."""
         with self.leases():
-            self._run_threads(self.compile_all(), stop, on_batch)
+            flows = self.compile_all()
+            # --- interim maintenance hook (issue 11): one daemon thread in Spark pool
+            # "maintenance"; moves into the pipeline scheduler's own slot when merged.
+            from icetide.engine.upkeep import drive_upkeep
+
+            if self.settings.maintenance.enabled:
+                drive_upkeep(self.spark, self, stop)
+            # --- end of the interim maintenance hook
+            self._run_threads(flows, stop, on_batch)
 
     def _run_threads(self, flows: list[Flow], stop: threading.Event,
                      on_batch: Callable[[BatchResult], None] | None) -> None:

@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 Transform = Callable[[BatchContext], "DataFrame"]
 #: Marker extra key (``icetide.freshness.achieved-ms``): commit time − newest event time.
 ACHIEVED_FRESHNESS = "freshness.achieved-ms"
+#: ``--once``: commit conflicts in a row (a compaction committed first) retried before
+#: failing; a continuous run retries them without counting them as failures.
+CONFLICT_RETRIES = 10
 
 
 class ConcurrentWriterError(IcetideError):
@@ -127,7 +130,11 @@ class FlowLoop:
 
     def all_side_tables(self) -> tuple[str, ...]:
         """Side tables of the transform (dead letters) and of the sink (changelog)."""
-        return (*self.flow.side_tables, *self.flow.sink.side_tables())
+        return self.all_side_tables_of(self.flow)
+
+    @staticmethod
+    def all_side_tables_of(flow: Flow) -> tuple[str, ...]:
+        return (*flow.side_tables, *flow.sink.side_tables())
 
     def pending_side_batch(
         self, start: Mapping[str, Any]
@@ -305,11 +312,19 @@ class FlowLoop:
     def run_until_caught_up(self, max_batches: int | None = None) -> list[BatchResult]:
         """``--once``: process what is available now, commit, return."""
         results: list[BatchResult] = []
+        conflicts = 0
         while max_batches is None or len(results) < max_batches:
             try:
                 result = self.run_batch()
             except ConcurrentWriterError as exc:
                 log.warning("%s; planning again from its commit", exc)
+                continue
+            except Exception as exc:
+                conflicts += 1
+                if not commit.is_commit_conflict(exc) or conflicts > CONFLICT_RETRIES:
+                    raise
+                log.warning("flow %s: commit conflict, nothing committed; planning again",
+                            self.flow.name)
                 continue
             if result is None:
                 break
@@ -345,6 +360,11 @@ class FlowLoop:
             except IcetideError:
                 raise
             except Exception as exc:
+                if commit.is_commit_conflict(exc):  # lost a race (e.g. to compaction)
+                    log.warning("flow %s: commit conflict, nothing committed; planning again "
+                                "(%s)", self.flow.name, describe_error(exc))
+                    stop.wait(min(1.0, trigger_interval))
+                    continue
                 failures += 1
                 if failures >= max_failures:
                     raise FlowFailed(self.flow.name, failures, exc) from exc

@@ -8,4 +8,4 @@ this package inspects tables through the Java Iceberg API and runs Iceberg's pro
 from icetide.maintenance.maintainer import Maintainer
 from icetide.maintenance.report import MaintenanceReport
 
-__all__ = ["MaintenanceReport", "Maintainer"]
+__all__ = ["Maintainer", "MaintenanceReport"]

@@ -43,10 +43,10 @@ class Maintainer:
     """Maintenance passes on ``spark``'s catalog ``settings.catalog.name``."""
 
     def __init__(self, spark: SparkSession, settings: Settings, *, dry_run: bool = False,
-                 policy: MaintenanceConfig | None = None) -> None:
+                 policy: MaintenanceConfig | None = None, catalog: str | None = None) -> None:
         self.spark = spark
         self.settings = settings
-        self.catalog = settings.catalog.name
+        self.catalog = catalog or settings.catalog.name
         self.dry_run = dry_run
         self.base = policy or settings.maintenance
         self._marks: list[FlowMark] | None = None
@@ -116,8 +116,10 @@ class Maintainer:
                                 "files_before": stats.data_files, "deletes_applied": heavy}
         if self.dry_run:
             return plan
-        result = actions.retry_conflicts(f"compaction of {ident}", lambda: actions.rewrite_data_files(
-            self.spark, ident, strategy, order, compaction_options(policy, heavy)))
+        options = compaction_options(policy, heavy)
+        result = actions.retry_conflicts(
+            f"compaction of {ident}",
+            lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))
         return {**plan, **result}
 
     def _deletes(self, ident: str, stats: TableStats) -> dict[str, Any] | None:

@@ -1,0 +1,103 @@
+"""Upkeep of the tables a continuous run writes: which are due, one pass on one.
+
+The scheduler's API: ``due(now)`` lists the tables whose policy ``interval`` elapsed,
+``run(table)`` does one maintenance pass (conflicts with the run's own writers are
+retried, then yielded: a flow's commit always wins, see :mod:`icetide.maintenance`).
+:func:`drive_upkeep` is the interim driver — one daemon thread in Spark's scheduler pool
+``maintenance`` — until the pipeline scheduler gives maintenance its own slot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from icetide.flows.loop import Flow, FlowLoop
+from icetide.maintenance import Maintainer, MaintenanceReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icetide.engine.run import PipelineRun
+
+log = logging.getLogger(__name__)
+
+#: Spark fair-scheduler pool of maintenance jobs (set per thread).
+POOL = "maintenance"
+
+
+def written_tables(flows: list[Flow]) -> list[str]:
+    """Targets and side tables (dead letters, changelogs) of ``flows``, in order."""
+    out: dict[str, None] = {}
+    for flow in flows:
+        out[flow.target] = None
+        for side in FlowLoop.all_side_tables_of(flow):
+            out[side] = None
+    return list(out)
+
+
+class Upkeep:
+    """Maintenance of the tables ``run``'s flows write, each on its own interval."""
+
+    def __init__(self, spark: SparkSession, run: PipelineRun,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.spark = spark
+        self.maintainer = Maintainer(spark, run.settings, catalog=run.catalog)
+        self.enabled = run.settings.maintenance.enabled
+        self.tables = written_tables(run.compile_all())
+        self._clock = clock
+        started = clock()
+        #: table → when its next pass is due (the first one after one interval).
+        self._next: dict[str, float] = {t: started + self._interval(t) for t in self.tables}
+
+    def _interval(self, table: str) -> float:
+        try:
+            return self.maintainer.policy(table).interval
+        except Exception as exc:  # unreadable policy: the default, and say so in the pass
+            log.warning("maintenance policy of %s: %s", table, exc)
+            return self.maintainer.base.interval
+
+    def due(self, now: float) -> list[str]:
+        """Tables whose interval elapsed, most overdue first."""
+        if not self.enabled:
+            return []
+        return sorted((t for t, at in self._next.items() if at <= now), key=self._next.__getitem__)
+
+    def run(self, table: str) -> MaintenanceReport | None:
+        """One pass on ``table``; a failure is logged (a pass never stops the run)."""
+        self._next[table] = self._clock() + self._interval(table)
+        try:
+            self.maintainer.marks(refresh=True)
+            report = self.maintainer.run(table)
+        except Exception as exc:
+            log.warning("maintenance of %s failed (next try in one interval): %s", table, exc)
+            return None
+        log.info("maintained %s in %.1fs: %s; files %d → %s", table, report.seconds,
+                 ", ".join(report.actions) or "nothing to do", report.before.data_files,
+                 report.after.data_files if report.after else "?")
+        return report
+
+
+def drive_upkeep(spark: SparkSession, run: PipelineRun, stop: threading.Event,
+                 poll: float = 5.0) -> threading.Thread:
+    """Start the interim maintenance thread of a continuous run (daemon, pool ``POOL``)."""
+
+    def loop() -> None:
+        spark.sparkContext.setLocalProperty("spark.scheduler.pool", POOL)
+        try:
+            upkeep = Upkeep(spark, run)
+        except Exception as exc:
+            log.error("table maintenance is off for this run: %s", exc)
+            return
+        while not stop.wait(poll):
+            for table in upkeep.due(time.time()):
+                if stop.is_set():
+                    return
+                upkeep.run(table)
+
+    thread = threading.Thread(target=loop, name="maintenance", daemon=True)
+    thread.start()
+    return thread
