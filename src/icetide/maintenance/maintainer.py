@@ -94,6 +94,7 @@ class Maintainer:
 
     def _step(self, report: MaintenanceReport, name: str,
               step: Callable[[], dict[str, Any] | None]) -> None:
+        log.info("%s of %s: starting%s", name, report.table, " (dry run)" * self.dry_run)
         try:
             result = step()
         except actions.Yielded as exc:
