@@ -177,7 +177,8 @@ class Context:
         from icetide.query.spark_sql import run_sql
         from icetide.tables.procedures import parse_call
 
-        return run_sql(self.spark, parse_call(procedure).sql(self.settings.catalog.name), limit)
+        statement = parse_call(procedure).sql(self.settings.catalog.name)  # before Spark
+        return run_sql(self.spark, statement, limit)
 
     def maintain(self, tables: Sequence[str] = (), *, dry_run: bool = False,
                  progress: Callable[[MaintenanceReport], None] | None = None,
