@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from icetide.config import MaintenanceConfig
-from icetide.errors import MaintenanceError
+from icetide.errors import MaintenanceError, PipelineError
 
 #: Table-property prefix of per-table overrides of ``maintenance.<key>``.
 PROPERTY_PREFIX = "icetide.maintenance."
@@ -114,3 +114,24 @@ def expiry_cutoff(now_ms: int, policy: MaintenanceConfig,
         if floor is None or ts >= floor:
             cutoff = min(cutoff, ts)
     return cutoff
+
+
+def maintenance_properties(sort_order: str | None, overrides: Mapping[str, object] | None
+                           ) -> dict[str, str]:
+    """Table properties of a declaration's ``sort_order=``/``maintenance=`` (checked
+    against ``maintenance.*`` now, so a bad key fails when the pipeline loads)."""
+    values: dict[str, object] = dict(overrides or {})
+    if sort_order is not None:
+        values["sort_order"] = sort_order
+    unknown = sorted(set(values) - set(MaintenanceConfig.model_fields))
+    if unknown:
+        raise PipelineError(
+            f"maintenance={{{unknown[0]!r}: ...}}: no such maintenance setting; known: "
+            f"{', '.join(MaintenanceConfig.model_fields)}")
+    props = {PROPERTY_PREFIX + k.replace("_", "-"): str(v).lower() if isinstance(v, bool)
+             else str(v) for k, v in values.items() if v is not None}
+    try:
+        table_policy(MaintenanceConfig(), props)
+    except MaintenanceError as exc:
+        raise PipelineError(str(exc)) from None
+    return props
