@@ -360,18 +360,7 @@ class FlowLoop:
             except IcetideError:
                 raise
             except Exception as exc:
-                if commit.is_commit_conflict(exc):  # lost a race (e.g. to compaction)
-                    log.warning("flow %s: commit conflict, nothing committed; planning again "
-                                "(%s)", self.flow.name, describe_error(exc))
-                    stop.wait(min(1.0, trigger_interval))
-                    continue
-                failures += 1
-                if failures >= max_failures:
-                    raise FlowFailed(self.flow.name, failures, exc) from exc
-                delay = min(2.0 ** failures, 60.0)
-                log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
-                              self.flow.name, failures, max_failures, delay)
-                stop.wait(delay)
+                failures = self._failed(exc, failures, max_failures, stop)
                 continue
             if result is not None and on_batch is not None:
                 on_batch(result)
@@ -379,6 +368,24 @@ class FlowLoop:
             if result is not None and not result.caught_up:
                 continue  # behind: next batch immediately
             stop.wait(max(0.0, interval - (time.monotonic() - began)))
+
+
+    def _failed(self, exc: Exception, failures: int, max_failures: int, stop: Event) -> int:
+        """Wait after a failed batch; the failures in a row after it. A commit conflict
+        (a compaction committed first; nothing of ours was committed) is no failure."""
+        if commit.is_commit_conflict(exc):
+            log.warning("flow %s: commit conflict, nothing committed; planning again (%s)",
+                        self.flow.name, describe_error(exc))
+            stop.wait(1.0)
+            return failures
+        failures += 1
+        if failures >= max_failures:
+            raise FlowFailed(self.flow.name, failures, exc) from exc
+        delay = min(2.0 ** failures, 60.0)
+        log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
+                      self.flow.name, failures, max_failures, delay)
+        stop.wait(delay)
+        return failures
 
 
 class FlowFailed(IcetideError):
