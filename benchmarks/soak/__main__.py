@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from benchmarks.dws.__main__ import TOPIC, VIEWS, _probes
 from benchmarks.report import DOC, append_section
 from benchmarks.soak.chart import draw, markdown_table
@@ -60,17 +62,13 @@ def _settings(tmp: Path, bootstrap: str, a: argparse.Namespace) -> Settings:
                     maintenance=MaintenanceConfig(interval=a.maintenance_interval))
 
 
-def _sample(spark: Any, stop: threading.Event, sent: dict[str, int], start_ms: int,
-            rows: list[Minute]) -> None:
+def _sample(spark: Any, stop: threading.Event, watch: ProbeWatch, rows: list[Minute]) -> None:
     """Poll probes every 5 s; one :class:`Minute` at the end of every minute."""
-    watch = ProbeWatch(spark, VIEWS)
     next_minute = time.monotonic() + 60
     while not stop.wait(5.0):
         watch.poll()
         if time.monotonic() >= next_minute:
-            minute = len(rows)
-            lat = freshness_by_minute(dict(sent), watch.seen, start_ms).get(minute, [])
-            rows.append(minute_row(spark, minute, lat))
+            rows.append(minute_row(spark, len(rows), []))
             next_minute += 60
 
 
@@ -78,12 +76,13 @@ def _measure(spark: Any, run: Any, bootstrap: str, a: argparse.Namespace) -> lis
     stop, probes_stop = threading.Event(), threading.Event()
     sent: dict[str, int] = {}
     rows: list[Minute] = []
+    watch = ProbeWatch(spark, VIEWS)
     start_ms = int(time.time() * 1000)
     threads = [
         threading.Thread(target=run.run_forever, args=(stop,), daemon=True),
         threading.Thread(target=lambda: sent.update(_probes(bootstrap, probes_stop)),
                          daemon=True),
-        threading.Thread(target=_sample, args=(spark, stop, sent, start_ms, rows), daemon=True),
+        threading.Thread(target=_sample, args=(spark, stop, watch, rows), daemon=True),
     ]
     for thread in threads:
         thread.start()
@@ -94,6 +93,11 @@ def _measure(spark: Any, run: Any, bootstrap: str, a: argparse.Namespace) -> lis
     stop.set()
     for thread in threads:
         thread.join(120)
+    watch.poll()
+    by_minute = freshness_by_minute(sent, watch.seen, start_ms)
+    for row in rows:  # probes are known once the prober stopped
+        lat = by_minute.get(row.minute, [])
+        row.freshness_p99 = float(np.percentile(lat, 99)) if lat else None
     return rows
 
 

@@ -74,6 +74,7 @@ class ProbeWatch:
 
 
 def minute_row(spark: Any, minute: int, lat: list[float]) -> Minute:
+    """The numbers of ``minute`` (freshness from ``lat``, if already known)."""
     files, meta, snaps = {}, {}, {}
     for ident in TABLES:
         short = ident.split(".", 1)[1]
