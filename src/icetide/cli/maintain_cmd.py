@@ -12,8 +12,14 @@ from icetide.cli.query_cmds import cli_errors, emit
 from icetide.maintenance import MaintenanceReport
 
 
-def _mb(value: int | None) -> str:
-    return "" if value is None else f"{value / 1_048_576:.1f} MB"
+def _size(value: int | None) -> str:
+    if value is None:
+        return ""
+    return f"{value / 1_048_576:.1f} MB" if value >= 1_048_576 else f"{value / 1024:.0f} KB"
+
+
+def _change(before: int, after: int | None, dry_run: bool) -> str:
+    return str(before) if dry_run or after is None else f"{before} → {after}"
 
 
 def _row(r: MaintenanceReport) -> tuple[object, ...]:
@@ -21,12 +27,13 @@ def _row(r: MaintenanceReport) -> tuple[object, ...]:
     deletes = r.actions.get("deletes", {}).get("rewritten_delete_files_count", "")
     return (
         r.table, ", ".join(r.actions) or "-",
-        f"{r.before.data_files} → {after.data_files if after else '?'}",
-        f"{r.before.delete_files} → {after.delete_files if after else '?'}",
+        _change(r.before.data_files, after.data_files if after else None, r.dry_run),
+        _change(r.before.delete_files, after.delete_files if after else None, r.dry_run),
         deletes,
         r.actions.get("expiry", {}).get("snapshots", 0),
         r.actions.get("orphans", {}).get("orphan_files", 0),
-        _mb(r.bytes_freed), "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
+        "" if r.dry_run else _size(r.bytes_freed),
+        "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
     )
 
 
