@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: Spark fair-scheduler pool of maintenance jobs (set per thread).
 POOL = "maintenance"
+#: Seconds the flows' markers (consumer positions) read for one pass are reused by the
+#: next passes: far below any retention, so a position can only be older than it was.
+MARKS_TTL = 30.0
 
 
 def written_tables(flows: list[Flow]) -> list[str]:
@@ -49,6 +52,7 @@ class Upkeep:
         self.enabled = run.settings.maintenance.enabled
         self.tables = written_tables(run.compile_all())
         self._clock = clock
+        self._marks_at = float("-inf")
         started = clock()
         #: table → when its next pass is due (the first one after one interval).
         self._next: dict[str, float] = {t: started + self._interval(t) for t in self.tables}
@@ -70,7 +74,10 @@ class Upkeep:
         """One pass on ``table``; a failure is logged (a pass never stops the run)."""
         self._next[table] = self._clock() + self._interval(table)
         try:
-            self.maintainer.marks(refresh=True)
+            now = self._clock()
+            if now - self._marks_at >= MARKS_TTL:  # every table's markers: read once per batch
+                self.maintainer.marks(refresh=True)
+                self._marks_at = now
             report = self.maintainer.run(table)
         except Exception as exc:
             log.warning("maintenance of %s failed (next try in one interval): %s", table, exc)
