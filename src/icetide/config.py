@@ -148,6 +148,57 @@ class FlowsConfig(_Section):
             raise ValueError(str(exc)) from None
 
 
+def _seconds(v: Any) -> float:
+    try:
+        return parse_duration(v)
+    except ConfigError as exc:  # as ValueError, so the message names the key
+        raise ValueError(str(exc)) from None
+
+
+class MaintenanceConfig(_Section):
+    """Table upkeep (``icetide maintain``, and every table a continuous run writes).
+
+    A table overrides any key with a table property ``icetide.maintenance.<key>`` (dashes
+    or underscores), e.g. ``table_properties={"icetide.maintenance.sort-order":
+    "zorder(productId, uid)"}``.
+    """
+
+    enabled: bool = True
+    #: Seconds between two passes over one table in a continuous run.
+    interval: float = Field(default=600.0, gt=0)
+    #: Compaction: files below ~75 % of this are rewritten into files of about this size.
+    target_file_size: int = Field(default=128 * 1024 * 1024, ge=1024)
+    #: Compaction runs once a partition has this many small files.
+    min_input_files: int = Field(default=5, ge=2)
+    #: ``sort``/``zorder`` compaction: an Iceberg sort order (``"ts DESC NULLS LAST, id"``)
+    #: or ``"zorder(a, b)"``; empty: bin-pack (or the table's own sort order if it has one).
+    sort_order: str = ""
+    #: Deletes (position deletes / deletion vectors) are applied by rewriting the data
+    #: files once they make up this share of the rows.
+    delete_ratio: float = Field(default=0.1, gt=0, le=1)
+    #: Manifests are rewritten when the current snapshot has more than this many.
+    max_manifests: int = Field(default=20, ge=1)
+    #: Snapshots younger than this are kept (and at least ``retain_last``) …
+    snapshot_retention: float = Field(default=3600.0, ge=0)
+    retain_last: int = Field(default=20, ge=1)
+    #: … and every snapshot a consumer still needs, unless older than this (null: for
+    #: ever). A consumer left further behind stops with an error naming its full refresh.
+    max_consumer_lag: float | None = Field(default=7 * 86400.0, gt=0)
+    #: Files no snapshot references are deleted once older than this (at least 1 hour:
+    #: a writer's files are unreferenced until its commit).
+    orphan_age: float = Field(default=86400.0, ge=3600.0)
+    #: Seconds between two orphan-file sweeps of one table (it lists the whole table).
+    orphan_interval: float = Field(default=86400.0, gt=0)
+    #: Old metadata.json files kept (``write.metadata.previous-versions-max``).
+    metadata_versions: int = Field(default=20, ge=1)
+
+    @field_validator("interval", "snapshot_retention", "max_consumer_lag", "orphan_age",
+                     "orphan_interval", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        return v if v is None else _seconds(v)
+
+
 class SqlServerConfig(_Section):
     """``icetide serve sql``: the HiveServer2 (Thrift JDBC/ODBC) endpoint over the lake.
 
@@ -202,6 +253,7 @@ class Settings(_Section):
     flows: FlowsConfig = FlowsConfig()
     sql_server: SqlServerConfig = SqlServerConfig()
     dashboard: DashboardConfig = DashboardConfig()
+    maintenance: MaintenanceConfig = MaintenanceConfig()
 
     @property
     def warehouse(self) -> str:

@@ -50,3 +50,8 @@ class SchemaChangeError(TableError):
 
 class ExpectationFailed(IcetideError):
     """An ``expect_or_fail`` expectation was violated."""
+
+
+class MaintenanceError(IcetideError):
+    """A table-maintenance procedure or pass cannot run as asked (unknown procedure or
+    argument, bad policy value)."""

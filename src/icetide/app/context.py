@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from icetide.cdc.reset import ResnapshotRequest
     from icetide.engine.run import PipelineRun
     from icetide.flows.loop import BatchResult
+    from icetide.maintenance import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
     from icetide.query.catalog_info import TableSummary
@@ -163,8 +164,47 @@ class Context:
 
             return run_duckdb(self.settings, query, limit, timeout, catalog=self.catalog)
         from icetide.query.spark_sql import run_sql
+        from icetide.tables.procedures import is_call, parse_call
 
+        if is_call(query):  # names checked before Spark sees it; catalog defaulted
+            query = parse_call(query).sql(self.settings.catalog.name)
         return run_sql(self.spark, query, limit)
+
+    def call(self, procedure: str, limit: int | None = None) -> QueryResult:
+        """Run one of Iceberg's procedures: ``system.rewrite_data_files(table => 'db.t',
+        strategy => 'sort', sort_order => 'zorder(a, b)')`` (``CALL`` and the catalog are
+        optional); unknown procedures and arguments are refused with the valid names."""
+        from icetide.query.spark_sql import run_sql
+        from icetide.tables.procedures import parse_call
+
+        statement = parse_call(procedure).sql(self.settings.catalog.name)  # before Spark
+        return run_sql(self.spark, statement, limit)
+
+    def maintain(self, tables: Sequence[str] = (), *, dry_run: bool = False,
+                 progress: Callable[[MaintenanceReport], None] | None = None,
+                 ) -> list[MaintenanceReport]:
+        """One maintenance pass over ``tables`` (default: the pipeline's tables when the
+        context has a pipeline, else every table of the catalog); ``dry_run`` changes
+        nothing and says what a pass would do."""
+        from icetide.maintenance import Maintainer
+
+        maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run)
+        chosen = list(tables) or self._maintained_tables() or maintainer.tables()
+        reports = []
+        for table in chosen:
+            report = maintainer.run(table)
+            if progress is not None:
+                progress(report)
+            reports.append(report)
+        return reports
+
+    def _maintained_tables(self) -> list[str]:
+        if self.pipeline_dir is None:
+            return []
+        from icetide.app.status import pipeline_scope
+
+        tables, _ = pipeline_scope(self.graph)
+        return sorted(tables or ())
 
     def serve_sql(self, host: str | None = None, port: int | None = None) -> SqlServer:
         """Serve the lake over HiveServer2 (JDBC/ODBC, PyHive, beeline) from this context's

@@ -15,6 +15,7 @@ current snapshot and the icetide markers in the summaries of its ancestors
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,6 +34,7 @@ from icetide.pipelines.freshness import freshness_status
 from icetide.pipelines.graph import PipelineGraph
 from icetide.query.catalog_info import all_tables, live_rows
 from icetide.runtime.catalogs import ReadCatalog
+from icetide.tables.upkeep import LAST_PASS_PROP
 
 #: Snapshots inspected per table for markers (metadata only; newest first).
 MAX_WALK = 1_000
@@ -67,6 +69,7 @@ class TableStatus:
     activity: str = "unknown"
     #: whether the sources hold data not yet committed (None: unknown)
     pending: bool | None = None
+    storage: TableStorage | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -74,6 +77,39 @@ class TableStatus:
         data["flows"] = list(self.flows)
         data["lag"] = [asdict(item) for item in self.lag]
         return data
+
+
+@dataclass(frozen=True)
+class TableStorage:
+    """The files behind a table (current snapshot totals) and its upkeep."""
+
+    data_files: int | None = None
+    avg_file_bytes: int | None = None
+    delete_files: int | None = None
+    snapshots: int = 0
+    #: When ``icetide maintain`` or a run's upkeep last passed over it (epoch ms).
+    last_maintenance_ms: int | None = None
+
+
+def table_storage(table: Table) -> TableStorage:
+    """Data files, average size, delete files, snapshots, last maintenance (metadata only)."""
+    current = table.current_snapshot()
+    props = (current.summary.additional_properties
+             if current is not None and current.summary is not None else {})
+
+    def number(key: str) -> int | None:
+        value = props.get(key)
+        return int(value) if value not in (None, "") else None
+
+    files, size = number("total-data-files"), number("total-files-size")
+    try:
+        last = json.loads(table.properties.get(LAST_PASS_PROP, "{}")).get("at_ms")
+    except (ValueError, AttributeError):
+        last = None
+    return TableStorage(
+        data_files=files, avg_file_bytes=size // files if files and size is not None else None,
+        delete_files=number("total-delete-files"), snapshots=len(table.metadata.snapshots),
+        last_maintenance_ms=int(last) if isinstance(last, int | float) else None)
 
 
 @dataclass
@@ -207,7 +243,7 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
         expectations=expectation_counts(extra), lag=lags,
         errors=flow_errors(table.properties, current.timestamp_ms if current else None),
-        activity=activity, pending=pending,
+        activity=activity, pending=pending, storage=table_storage(table),
     )
 
 

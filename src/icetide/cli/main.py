@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tables": ("icetide.cli.query_cmds", "tables", "List the lake's tables."),
     "describe": ("icetide.cli.query_cmds", "describe",
                  "Show a table's schema, partitions, snapshots."),
+    "maintain": ("icetide.cli.maintain_cmd", "maintain",
+                 "One table-maintenance pass (compact, expire, orphans); --dry-run."),
+    "call": ("icetide.cli.maintain_cmd", "call",
+             "Run an Iceberg procedure: system.rewrite_data_files(table => ...)."),
     "serve": ("icetide.cli.serve_cmd", "serve",
               "Serve the lake to other tools (serve sql: HiveServer2 JDBC/ODBC)."),
 }

@@ -44,11 +44,11 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
     now = time.time() if now is None else now
     table = Table(title=title, header_style="bold")
     for column in ("table", "last commit", "rows last/total", "freshness", "target",
-                   "status", "mode", "dead letters", "expectations", "source lag"):
+                   "status", "mode", "dead letters", "expectations", "source lag", "files"):
         table.add_column(column)
     for row in rows:
         if not row.exists:
-            table.add_row(row.table, "not created", *["-"] * 8)
+            table.add_row(row.table, "not created", *["-"] * 9)
             continue
         total = "?" if row.rows_total is None else str(row.rows_total)
         last = "-" if row.rows_last_commit is None else str(row.rows_last_commit)
@@ -61,8 +61,19 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
         table.add_row(row.table, _age(row.last_commit_ms, now), f"{last}/{total}",
                       _seconds(row.freshness_s), _target(row), state, row.mode or "-",
                       "-" if row.dead_letters is None else str(row.dead_letters),
-                      _expectations(row), "\n".join(lag.short() for lag in row.lag) or "-")
+                      _expectations(row), "\n".join(lag.short() for lag in row.lag) or "-",
+                      _storage(row, now))
     return table
+
+
+def _storage(row: TableStatus, now: float) -> str:
+    """``714 files · avg 1.2 MB · 3 deletes · 120 snapshots · maintained 40s ago``."""
+    st = row.storage
+    if st is None or st.data_files is None:
+        return "-"
+    avg = "-" if st.avg_file_bytes is None else f"{st.avg_file_bytes / 1_048_576:.1f} MB"
+    return (f"{st.data_files} files · avg {avg} · {st.delete_files or 0} deletes · "
+            f"{st.snapshots} snapshots · maintained {_ago(st.last_maintenance_ms, now)}")
 
 
 def _ago(ms: int | None, now: float) -> str:

@@ -27,6 +27,7 @@ from icetide.engine.hooks import MissingTable
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
+from icetide.engine.upkeep import Upkeep
 from icetide.errors import PipelineError
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
@@ -181,7 +182,17 @@ class PipelineRun:
         with self.leases():
             slots = self.slots(self.compile_all())
             DagScheduler(self.spark, slots, self.concurrency(), on_batch,
-                         self._record_error).run(stop)
+                         self._record_error, upkeep=self._upkeep()).run(stop)
+
+    def _upkeep(self) -> Upkeep | None:
+        """Maintenance of the tables this run writes (``maintenance.enabled``)."""
+        if not self.settings.maintenance.enabled:
+            return None
+        try:
+            return Upkeep(self.spark, self)
+        except Exception as exc:  # maintenance never stops the flows
+            log.error("table maintenance is off for this run: %s", exc)
+            return None
 
     def concurrency(self) -> int:
         """Batches run at once: ``flows.concurrency``, else one per core."""
@@ -199,6 +210,8 @@ class PipelineRun:
         outputs = {f.name: frozenset((f.target, *f.side_tables, *f.sink.side_tables()))
                    for f in flows}
         link(slots, inputs, outputs)
+        for slot in slots:
+            slot.writes = outputs[slot.name]
         return slots
 
     def _record_error(self, loop: FlowLoop, exc: BaseException) -> None:

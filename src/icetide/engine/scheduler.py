@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
@@ -50,11 +50,23 @@ IDLE_POLL_FACTOR = 6.0
 IDLE_POLL_MIN_S = 30.0
 #: An external input with nothing new is looked at again after at most this long.
 POLL_S = 1.0
+#: The Spark FAIR pool of maintenance passes.
+UPKEEP_POOL = "maintenance"
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
 
 OnBatch = Callable[[BatchResult], None]
 OnError = Callable[[FlowLoop, BaseException], None]
+
+
+class Maintenance(Protocol):
+    """Table upkeep the scheduler fits in (:class:`icetide.engine.upkeep.Upkeep`)."""
+
+    def due(self, now: float) -> list[str]:
+        """Tables whose maintenance is due at wall-clock ``now``, most overdue first."""
+
+    def run(self, table: str) -> object:
+        """One pass on ``table``; never raises."""
 
 
 @dataclass(eq=False)
@@ -67,6 +79,8 @@ class Slot:
     #: Whether the flow has an input that no flow of this run writes (it must be polled).
     polls: bool
     downstream: list[Slot] = field(default_factory=list)
+    #: The lake tables its commits write (target and side tables).
+    writes: frozenset[str] = frozenset()
     #: The spacing bound: the last committed batch's start + ``spacing``.
     next_start: float = 0.0
     #: When the inputs are looked at again without a commit upstream.
@@ -133,8 +147,11 @@ class DagScheduler:
     """Runs the slots of one pipeline until ``stop`` is set or a flow fails."""
 
     def __init__(self, spark: SparkSession | None, slots: Sequence[Slot], concurrency: int,
-                 on_batch: OnBatch | None = None, on_error: OnError | None = None) -> None:
+                 on_batch: OnBatch | None = None, on_error: OnError | None = None, *,
+                 upkeep: Maintenance | None = None) -> None:
         self.spark = spark
+        self.upkeep = upkeep
+        self._upkeep_job: Future[None] | None = None
         self.slots = list(slots)
         self.concurrency = max(1, concurrency)
         self.on_batch = on_batch
@@ -144,7 +161,8 @@ class DagScheduler:
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool:
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool, \
+                ThreadPoolExecutor(1, thread_name_prefix="upkeep") as upkeep_pool:
             running: list[Future[None]] = []
             while not stop.is_set() and not self._errors:
                 running = [f for f in running if not f.done()]
@@ -152,12 +170,33 @@ class DagScheduler:
                 for slot in self._pick(now, self.concurrency - len(running)):
                     slot.running, slot.dirty = True, False
                     running.append(pool.submit(self._batch, slot, stop))
+                self._maintain(upkeep_pool)
                 self._sleep(now)
             stop.set()
         if self._errors:
             first = self._errors[0]
             raise first if isinstance(first, IcetideError) else PipelineError(
                 f"a flow failed: {first!r}") from first
+
+    def _maintain(self, pool: ThreadPoolExecutor) -> None:
+        """Maintenance in a slot of its own (one pass at a time, Spark pool
+        ``maintenance``), never on a table whose writer is in a batch right now: a flow
+        never waits for a worker, and a compaction rarely races its table's commit (one
+        that does is retried by the loop without counting as a failure)."""
+        if self.upkeep is None or (self._upkeep_job is not None
+                                   and not self._upkeep_job.done()):
+            return
+        busy = {table for slot in self.slots if slot.running for table in slot.writes}
+        for table in self.upkeep.due(time.time()):
+            if table not in busy:
+                self._upkeep_job = pool.submit(self._upkeep_one, table)
+                return
+
+    def _upkeep_one(self, table: str) -> None:
+        assert self.upkeep is not None
+        if self.spark is not None:
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", UPKEEP_POOL)
+        self.upkeep.run(table)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
         if free <= 0:

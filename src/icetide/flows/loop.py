@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 Transform = Callable[[BatchContext], "DataFrame"]
 #: Marker extra key (``icetide.freshness.achieved-ms``): commit time − newest event time.
 ACHIEVED_FRESHNESS = "freshness.achieved-ms"
+#: ``--once``: commit conflicts in a row (a compaction committed first) retried before
+#: failing; a continuous run retries them without counting them as failures.
+CONFLICT_RETRIES = 10
 
 
 class ConcurrentWriterError(IcetideError):
@@ -144,7 +147,11 @@ class FlowLoop:
 
     def all_side_tables(self) -> tuple[str, ...]:
         """Side tables of the transform (dead letters) and of the sink (changelog)."""
-        return (*self.flow.side_tables, *self.flow.sink.side_tables())
+        return self.all_side_tables_of(self.flow)
+
+    @staticmethod
+    def all_side_tables_of(flow: Flow) -> tuple[str, ...]:
+        return (*flow.side_tables, *flow.sink.side_tables())
 
     def pending_side_batch(
         self, start: Mapping[str, Any]
@@ -335,11 +342,19 @@ class FlowLoop:
     def run_until_caught_up(self, max_batches: int | None = None) -> list[BatchResult]:
         """``--once``: process what is available now, commit, return."""
         results: list[BatchResult] = []
+        conflicts = 0
         while max_batches is None or len(results) < max_batches:
             try:
                 result = self.run_batch()
             except ConcurrentWriterError as exc:
                 log.warning("%s; planning again from its commit", exc)
+                continue
+            except Exception as exc:
+                conflicts += 1
+                if not commit.is_commit_conflict(exc) or conflicts > CONFLICT_RETRIES:
+                    raise
+                log.warning("flow %s: commit conflict, nothing committed; planning again",
+                            self.flow.name)
                 continue
             if result is None:
                 break
@@ -366,15 +381,25 @@ class FlowLoop:
         except IcetideError:
             raise
         except Exception as exc:
-            self.failures += 1
-            if self.failures >= self.max_failures:
-                raise FlowFailed(self.flow.name, self.failures, exc) from exc
-            delay = min(2.0 ** self.failures, 60.0)
-            log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
-                          self.flow.name, self.failures, self.max_failures, delay)
-            return Attempt(None, delay)
+            return Attempt(None, self._failed(exc))
         self.failures = 0
         return Attempt(result, None)
+
+    def _failed(self, exc: Exception) -> float:
+        """Seconds to wait after a failed batch. A commit conflict (a compaction committed
+        first; nothing of ours was committed) is no failure; ``max_failures`` others in a
+        row raise :class:`FlowFailed`."""
+        if commit.is_commit_conflict(exc):
+            log.warning("flow %s: commit conflict, nothing committed; planning again (%s)",
+                        self.flow.name, describe_error(exc))
+            return 1.0
+        self.failures += 1
+        if self.failures >= self.max_failures:
+            raise FlowFailed(self.flow.name, self.failures, exc) from exc
+        delay = min(2.0 ** self.failures, 60.0)
+        log.exception("flow %s: batch failed (attempt %d of %d); retrying in %.0fs",
+                      self.flow.name, self.failures, self.max_failures, delay)
+        return delay
 
     def run_forever(self, trigger_interval: float, stop: Event,
                     on_batch: Callable[[BatchResult], None] | None = None,

@@ -124,3 +124,27 @@ def with_commit_properties(
         if task.error is not None:
             raise task.error from None
         raise
+
+
+#: Iceberg exceptions of an optimistic commit that lost a race with another committer
+#: (a compaction, another writer): nothing was committed, trying again is safe.
+_CONFLICTS = ("org.apache.iceberg.exceptions.CommitFailedException",
+              "org.apache.iceberg.exceptions.ValidationException")
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` (a py4j/Spark error) is an Iceberg commit conflict: the commit
+    failed atomically because someone else committed first (never "state unknown")."""
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    seen = 0
+    while java is not None and seen < 20:
+        try:
+            name = str(java.getClass().getName())
+            java = java.getCause()
+        except Exception:  # the gateway may be gone
+            break
+        if name in _CONFLICTS:
+            return True
+        seen += 1
+    text = str(exc)
+    return any(name in text for name in _CONFLICTS)

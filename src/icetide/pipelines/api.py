@@ -41,6 +41,7 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
+from icetide.tables.upkeep import maintenance_properties
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -74,6 +75,8 @@ class _DatasetArgs:
     freshness_warn: str | float | None = None
     changelog: bool = False
     expectations: Sequence[Expectation] | None = None
+    sort_order: str | None = None
+    maintenance: Mapping[str, object] | None = None
 
 
 def _str_dict(value: Mapping[str, str] | None, what: str) -> dict[str, str]:
@@ -118,7 +121,8 @@ def _build_table(
         schema=_schema_ddl(args.schema),
         partition_cols=parse_partition_cols(args.partition_cols),
         cluster_by=columns_tuple(args.cluster_by, "cluster_by") or (),
-        table_properties=_str_dict(args.table_properties, "table_properties"),
+        table_properties={**_str_dict(args.table_properties, "table_properties"),
+                          **maintenance_properties(args.sort_order, args.maintenance)},
         primary_key=columns_tuple(args.primary_key, "primary_key"),
         merge_engine=args.merge_engine,
         freshness=parse_seconds(args.freshness, "freshness"),
@@ -159,7 +163,8 @@ def table(
     schema: StructType | str | None = None, format: str | None = None,
     primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
     freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None,
+    expectations: Sequence[Expectation] | None = None, sort_order: str | None = None,
+    maintenance: Mapping[str, object] | None = None,
 ) -> Callable[[_F], _F]: ...
 def table(
     query_function: _F | None = None,
@@ -178,12 +183,17 @@ def table(
     freshness_warn: str | None = None,
     changelog: bool = False,
     expectations: Sequence[Expectation] | None = None,
+    sort_order: str | None = None,
+    maintenance: Mapping[str, object] | None = None,
 ) -> _F | Callable[[_F], _F]:
     """Declare a streaming table and its append flow (``@dp.table`` or ``@dp.table(...)``).
 
     ``partition_cols`` take Iceberg transforms (``"days(eventTime)"``, ``"bucket(16, id)"``);
     ``freshness`` is the staleness target (``"10 seconds"``), ``freshness_warn`` an
-    earlier warning threshold; ``merge_engine`` needs ``primary_key``.
+    earlier warning threshold; ``merge_engine`` needs ``primary_key``. icetide's
+    additions (keyword-only): ``sort_order`` (compaction's order: ``"ts DESC, id"`` or
+    ``"zorder(a, b)"``) and ``maintenance`` (overrides of ``maintenance.*``, e.g.
+    ``{"target_file_size": 67108864, "snapshot_retention": "2h"}``).
     """
     args = dict(locals())
     func = args.pop("query_function")
@@ -201,7 +211,8 @@ def materialized_view(
     schema: StructType | str | None = None, format: str | None = None,
     primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
     freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None,
+    expectations: Sequence[Expectation] | None = None, sort_order: str | None = None,
+    maintenance: Mapping[str, object] | None = None,
 ) -> Callable[[_F], _F]: ...
 def materialized_view(
     query_function: _F | None = None,
@@ -220,6 +231,8 @@ def materialized_view(
     freshness_warn: str | None = None,
     changelog: bool = False,
     expectations: Sequence[Expectation] | None = None,
+    sort_order: str | None = None,
+    maintenance: Mapping[str, object] | None = None,
 ) -> _F | Callable[[_F], _F]:
     """Declare a materialized view: a table recomputed by a batch flow from its query."""
     args = dict(locals())
@@ -265,6 +278,8 @@ def create_streaming_table(
     freshness_warn: str | None = None,
     changelog: bool = False,
     expectations: Sequence[Expectation] | None = None,
+    sort_order: str | None = None,
+    maintenance: Mapping[str, object] | None = None,
 ) -> None:
     """Declare a streaming table with no flow; ``append_flow``/``create_auto_cdc_flow`` fill it."""
     args = _DatasetArgs(**locals())

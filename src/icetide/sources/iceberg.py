@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icetide.errors import SourceError
+from icetide.errors import PositionLostError, SourceError
 from icetide.model.positions import TableSnapshotPosition
 from icetide.model.source import BatchRange, Source
 
@@ -68,10 +68,14 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
             parent = snap.parentId()
             snap = table.snapshot(parent) if parent is not None else None
         if start is not None and snap is None:
-            raise SourceError(
-                f"snapshot {start} of {self.ident} is no longer in its history (expired?): "
-                "the flow cannot resume incrementally; rebuild the target from scratch"
-            )
+            raise PositionLostError(
+                f"snapshot {start} of {self.ident}, where this flow stopped reading, is no "
+                "longer in the table's history: it was expired (the flow fell further behind "
+                "than maintenance.max_consumer_lag, or snapshots were expired by hand), so "
+                "the rows committed after it cannot be read incrementally and are never "
+                "skipped. Remedy: a full refresh of this flow's target table — drop it "
+                "(icetide sql \"DROP TABLE <target>\") and run the pipeline again; the flow "
+                f"then reads {self.ident} in full from its current snapshot")
         return chain[::-1]
 
     def plan(self, start: TableSnapshotPosition, max_records: int | None = None

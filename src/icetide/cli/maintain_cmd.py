@@ -1,0 +1,77 @@
+"""``icetide maintain`` (one maintenance pass) and ``icetide call`` (an Iceberg procedure)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from icetide.cli.options import config_option, context_from
+from icetide.cli.query_cmds import cli_errors, emit
+from icetide.maintenance import MaintenanceReport
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return ""
+    return f"{value / 1_048_576:.1f} MB" if value >= 1_048_576 else f"{value / 1024:.0f} KB"
+
+
+def _change(before: int, after: int | None, dry_run: bool) -> str:
+    return str(before) if dry_run or after is None else f"{before} → {after}"
+
+
+def _row(r: MaintenanceReport) -> tuple[object, ...]:
+    after = r.after
+    deletes = r.actions.get("deletes", {}).get("rewritten_delete_files_count", "")
+    return (
+        r.table, ", ".join(r.actions) or "-",
+        _change(r.before.data_files, after.data_files if after else None, r.dry_run),
+        _change(r.before.delete_files, after.delete_files if after else None, r.dry_run),
+        deletes,
+        r.actions.get("expiry", {}).get("snapshots", 0),
+        r.actions.get("orphans", {}).get("orphan_files", 0),
+        "" if r.dry_run else _size(r.bytes_freed),
+        "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
+    )
+
+
+@click.command("maintain")
+@click.argument("tables", nargs=-1)
+@click.option("--pipeline", "pipeline_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Maintain this pipeline's tables (default: every table).")
+@click.option("--dry-run", is_flag=True, help="Say what a pass would do; change nothing.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")
+@config_option
+def maintain(tables: tuple[str, ...], pipeline_dir: Path | None, dry_run: bool, fmt: str,
+             config_path: Path | None) -> None:
+    """One maintenance pass over TABLES (db.table; default: all): compaction, deletes
+    applied, manifests, snapshot expiry that keeps what every consumer still needs,
+    orphan files past their safety age, the metadata cap (maintenance.* settings)."""
+    with cli_errors():
+        reports = context_from(config_path, pipeline_dir).maintain(tables, dry_run=dry_run)
+    if fmt == "json":
+        click.echo(json.dumps([r.to_dict() for r in reports], default=str, indent=2))
+        return
+    columns = ["table", "would do" if dry_run else "done", "data files", "delete files",
+               "deletes rewritten", "snapshots expired", "orphans", "freed", "yielded"]
+    emit(columns, [_row(r) for r in reports], "table",
+         title="maintenance (dry run)" if dry_run else "maintenance")
+
+
+@click.command("call")
+@click.argument("procedure")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              show_default=True, help="Output format.")
+@config_option
+def call(procedure: str, fmt: str, config_path: Path | None) -> None:
+    """Run one of Iceberg's procedures with named arguments, e.g.
+
+    icetide call "system.rewrite_data_files(table => 'ods_behavior.clickevent',
+    strategy => 'sort', sort_order => 'zorder(productId, uid)')"
+    """
+    with cli_errors():
+        result = context_from(config_path).call(procedure)
+    emit(result.columns, result.rows, fmt)

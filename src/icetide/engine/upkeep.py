@@ -1,0 +1,86 @@
+"""Upkeep of the tables a continuous run writes: which are due, one pass on one.
+
+The scheduler's API: ``due(now)`` lists the tables whose policy ``interval`` elapsed,
+``run(table)`` does one maintenance pass (conflicts with the run's own writers are
+retried, then yielded: a flow's commit always wins, see :mod:`icetide.maintenance`).
+The pipeline scheduler (:mod:`icetide.engine.scheduler`) runs the passes in a slot of
+their own, in Spark's scheduler pool ``maintenance``, skipping tables whose writer is in
+a batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from icetide.flows.loop import Flow, FlowLoop
+from icetide.maintenance import Maintainer, MaintenanceReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icetide.engine.run import PipelineRun
+
+log = logging.getLogger(__name__)
+
+#: Seconds the flows' markers (consumer positions) read for one pass are reused by the
+#: next passes: far below any retention, so a position can only be older than it was.
+MARKS_TTL = 30.0
+
+
+def written_tables(flows: list[Flow]) -> list[str]:
+    """Targets and side tables (dead letters, changelogs) of ``flows``, in order."""
+    out: dict[str, None] = {}
+    for flow in flows:
+        out[flow.target] = None
+        for side in FlowLoop.all_side_tables_of(flow):
+            out[side] = None
+    return list(out)
+
+
+class Upkeep:
+    """Maintenance of the tables ``run``'s flows write, each on its own interval."""
+
+    def __init__(self, spark: SparkSession, run: PipelineRun,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.spark = spark
+        self.maintainer = Maintainer(spark, run.settings, catalog=run.catalog)
+        self.enabled = run.settings.maintenance.enabled
+        self.tables = written_tables(run.compile_all())
+        self._clock = clock
+        self._marks_at = float("-inf")
+        started = clock()
+        #: table → when its next pass is due (the first one after one interval).
+        self._next: dict[str, float] = {t: started + self._interval(t) for t in self.tables}
+
+    def _interval(self, table: str) -> float:
+        try:
+            return self.maintainer.policy(table).interval
+        except Exception as exc:  # unreadable policy: the default, and say so in the pass
+            log.warning("maintenance policy of %s: %s", table, exc)
+            return self.maintainer.base.interval
+
+    def due(self, now: float) -> list[str]:
+        """Tables whose interval elapsed, most overdue first."""
+        if not self.enabled:
+            return []
+        return sorted((t for t, at in self._next.items() if at <= now), key=self._next.__getitem__)
+
+    def run(self, table: str) -> MaintenanceReport | None:
+        """One pass on ``table``; a failure is logged (a pass never stops the run)."""
+        self._next[table] = self._clock() + self._interval(table)
+        try:
+            now = self._clock()
+            if now - self._marks_at >= MARKS_TTL:  # every table's markers: read once per batch
+                self.maintainer.marks(refresh=True)
+                self._marks_at = now
+            report = self.maintainer.run(table)
+        except Exception as exc:
+            log.warning("maintenance of %s failed (next try in one interval): %s", table, exc)
+            return None
+        log.info("maintained %s in %.1fs: %s; files %d → %s", table, report.seconds,
+                 ", ".join(report.actions) or "nothing to do", report.before.data_files,
+                 report.after.data_files if report.after else "?")
+        return report

@@ -1,0 +1,125 @@
+"""The maintenance steps on Spark: Iceberg's procedures (``CALL``) and, where the exact
+time matters (expiry, orphans), the Java actions behind them.
+
+Every step that commits retries a conflict with a concurrent writer a few times and then
+yields (the pass records it as skipped): the writer's commit always wins.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from icetide.lake.commit import is_commit_conflict
+from icetide.tables.procedures import call_sql
+from icetide.tables.sql import split_qualified
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: Tries of one step that conflicts with a writer before the pass yields it.
+CONFLICT_TRIES = 3
+
+
+class Yielded(Exception):
+    """A step gave way to a concurrent writer (conflicts ``CONFLICT_TRIES`` times)."""
+
+
+def retry_conflicts(step: str, fn: Callable[[], T], pause: float = 1.0) -> T:
+    """``fn()``; on a commit conflict with a writer try again, then raise :class:`Yielded`."""
+    for attempt in range(1, CONFLICT_TRIES + 1):
+        try:
+            return fn()
+        except Exception as exc:
+            if not is_commit_conflict(exc):
+                raise
+            log.info("%s conflicted with a writer (try %d of %d)", step, attempt, CONFLICT_TRIES)
+            time.sleep(pause * attempt)
+    raise Yielded(f"{step}: gave way to concurrent writers {CONFLICT_TRIES} times")
+
+
+def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]
+          ) -> dict[str, Any]:
+    rows = spark.sql(call_sql(catalog, name, args)).collect()
+    return rows[0].asDict() if rows else {}
+
+
+def _in_catalog(ident: str) -> str:
+    """``catalog.db.table`` → ``db.table`` (the ``table`` argument of a procedure)."""
+    return ".".join(split_qualified(ident)[1:])
+
+
+def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
+                       sort_order: str | None, options: dict[str, str]) -> dict[str, Any]:
+    args: dict[str, object] = {"table": _in_catalog(ident), "strategy": strategy,
+                               "options": options}
+    if sort_order:
+        args["sort_order"] = sort_order
+    return _call(spark, split_qualified(ident)[0], "rewrite_data_files", args)
+
+
+def rewrite_position_deletes(spark: SparkSession, ident: str) -> dict[str, Any]:
+    return _call(spark, split_qualified(ident)[0], "rewrite_position_delete_files",
+                 {"table": _in_catalog(ident),
+                  "options": {"partial-progress.enabled": "true", "rewrite-all": "true"}})
+
+
+def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, Any]:
+    return _call(spark, split_qualified(ident)[0], "rewrite_manifests",
+                 {"table": _in_catalog(ident)})
+
+
+def _actions(spark: SparkSession) -> Any:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    return jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+
+
+def expire_snapshots(spark: SparkSession, table: Any, older_than_ms: int,
+                     retain_last: int) -> dict[str, Any]:
+    """Expire snapshots older than ``older_than_ms`` (epoch ms), keeping ``retain_last``."""
+    result = (_actions(spark).expireSnapshots(table).expireOlderThan(older_than_ms)
+              .retainLast(retain_last).execute())
+    return {
+        "deleted_data_files": int(result.deletedDataFilesCount()),
+        "deleted_delete_files": int(result.deletedPositionDeleteFilesCount())
+        + int(result.deletedEqualityDeleteFilesCount()),
+        "deleted_manifests": int(result.deletedManifestsCount()),
+        "deleted_manifest_lists": int(result.deletedManifestListsCount()),
+    }
+
+
+class _KeepFiles:
+    """A ``java.util.function.Consumer`` that deletes nothing (dry runs)."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def accept(self, path: str) -> None:
+        self.paths.append(str(path))
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
+
+
+def remove_orphans(spark: SparkSession, table: Any, older_than_ms: int, dry_run: bool
+                   ) -> dict[str, Any]:
+    """Delete (dry: list) files under the table that no snapshot references and that are
+    older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h."""
+    action = _actions(spark).deleteOrphanFiles(table).olderThan(older_than_ms)
+    keep = _KeepFiles()
+    if dry_run:
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        gateway = spark.sparkContext._gateway
+        assert gateway is not None
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+        action = action.deleteWith(keep)
+    result = action.execute()
+    files = [str(p) for p in result.orphanFileLocations()]
+    return {"orphan_files": len(files), "sample": files[:5]}

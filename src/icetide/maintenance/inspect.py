@@ -1,0 +1,101 @@
+"""Read what maintenance decides on: a table's numbers and the flows' newest markers."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from icetide.lake.commit import MAX_ANCESTORS, load_table
+from icetide.maintenance.report import TableStats
+from icetide.model.markers import FLOW, Marker
+from icetide.tables.sql import quote_ident
+from icetide.tables.upkeep import FlowMark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+def _int(summary: Any, key: str) -> int:
+    value = summary.get(key)
+    return int(value) if value is not None else 0
+
+
+def table_stats(table: Any) -> TableStats:
+    """Numbers of ``table`` (a Java Iceberg ``Table``) from its current snapshot."""
+    snap = table.currentSnapshot()
+    snapshots = sum(1 for _ in table.snapshots())
+    disk = disk_bytes(str(table.location()))
+    if snap is None:
+        return TableStats(snapshots=snapshots, disk_bytes=disk)
+    summary = snap.summary()
+    return TableStats(
+        data_files=_int(summary, "total-data-files"),
+        delete_files=_int(summary, "total-delete-files"),
+        records=_int(summary, "total-records"),
+        position_deletes=_int(summary, "total-position-deletes"),
+        bytes=_int(summary, "total-files-size"),
+        snapshots=snapshots,
+        manifests=int(snap.allManifests(table.io()).size()),
+        disk_bytes=disk,
+    )
+
+
+def disk_bytes(location: str) -> int | None:
+    """Bytes of every file under a local table location (``None`` for remote stores)."""
+    parsed = urlparse(location)
+    if parsed.scheme not in ("", "file"):
+        return None
+    root = Path(parsed.path)
+    total = 0
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            try:
+                total += (Path(dirpath) / name).stat().st_size
+            except OSError:  # deleted while walking
+                continue
+    return total
+
+
+def catalog_tables(spark: SparkSession, catalog: str) -> list[str]:
+    """Every table of ``catalog`` as ``catalog.db.table``."""
+    out: list[str] = []
+    for ns in spark.sql(f"SHOW NAMESPACES IN {quote_ident(catalog)}").collect():
+        db = str(ns[0])
+        rows = spark.sql(f"SHOW TABLES IN {quote_ident(catalog)}.{quote_ident(db)}").collect()
+        out.extend(f"{catalog}.{db}.{row['tableName']}" for row in rows
+                   if not row["isTemporary"])
+    return sorted(out)
+
+
+def newest_marks(spark: SparkSession, ident: str) -> list[FlowMark]:
+    """Each flow's newest marker among ``ident``'s snapshot ancestors."""
+    table = load_table(spark, ident)
+    snap, seen, marks = table.currentSnapshot(), 0, {}
+    while snap is not None and seen < MAX_ANCESTORS:
+        summary = snap.summary()
+        flow = summary.get(FLOW)
+        if flow is not None and flow not in marks:
+            marker = Marker.from_summary(dict(summary))
+            positions = () if marker is None else (marker.start, marker.end)
+            marks[flow] = FlowMark(ident, str(flow), int(snap.snapshotId()),
+                                   int(snap.timestampMillis()), positions)
+        parent = snap.parentId()
+        snap = table.snapshot(parent) if parent is not None else None
+        seen += 1
+    return list(marks.values())
+
+
+def all_marks(spark: SparkSession, idents: list[str]) -> list[FlowMark]:
+    """The newest marker of every flow on every table of ``idents``."""
+    out: list[FlowMark] = []
+    for ident in idents:
+        try:
+            out.extend(newest_marks(spark, ident))
+        except Exception as exc:  # a table dropped meanwhile, a view: no markers
+            log.debug("no markers read from %s: %s", ident, exc)
+    return out

@@ -1,0 +1,206 @@
+"""One maintenance pass over one table, in order: compaction (bin-pack, or sort/z-order
+where declared; applying deletes once they pass ``delete_ratio``), position-delete
+rewrite, manifest rewrite, consumer-aware snapshot expiry, orphan removal (every
+``orphan_interval``, files older than ``orphan_age``), the metadata cap.
+
+Expiry never removes a snapshot a flow still needs (its newest marker on the table, or
+a consumer's committed position on it — found by reading the newest markers of every
+table in the catalog), unless that consumer is further behind than ``max_consumer_lag``:
+it then stops with an error naming its full refresh, instead of skipping data.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from icetide.config import MaintenanceConfig, Settings
+from icetide.lake.commit import load_table
+from icetide.maintenance import actions
+from icetide.maintenance.inspect import all_marks, catalog_tables, table_stats
+from icetide.maintenance.report import MaintenanceReport, TableStats
+from icetide.tables.upkeep import (
+    LAST_PASS_PROP,
+    FlowMark,
+    compaction_options,
+    expiry_cutoff,
+    metadata_properties,
+    needed_snapshots,
+    rewrite_strategy,
+    table_policy,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+class Maintainer:
+    """Maintenance passes on ``spark``'s catalog ``settings.catalog.name``."""
+
+    def __init__(self, spark: SparkSession, settings: Settings, *, dry_run: bool = False,
+                 policy: MaintenanceConfig | None = None, catalog: str | None = None) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.catalog = catalog or settings.catalog.name
+        self.dry_run = dry_run
+        self.base = policy or settings.maintenance
+        self._marks: list[FlowMark] | None = None
+
+    def qualify(self, table: str) -> str:
+        return table if table.count(".") >= 2 else f"{self.catalog}.{table}"
+
+    def tables(self) -> list[str]:
+        return catalog_tables(self.spark, self.catalog)
+
+    def marks(self, refresh: bool = False) -> list[FlowMark]:
+        """Every flow's newest marker on every table (read once per ``refresh``)."""
+        if self._marks is None or refresh:
+            self._marks = all_marks(self.spark, self.tables())
+        return self._marks
+
+    def policy(self, ident: str) -> MaintenanceConfig:
+        return table_policy(self.base, dict(load_table(self.spark, ident).properties()))
+
+    def run(self, table: str, orphans: bool = True) -> MaintenanceReport:
+        """One pass over ``table``; ``orphans``: sweep orphan files too."""
+        ident = self.qualify(table)
+        began = time.monotonic()
+        jtable = load_table(self.spark, ident)
+        policy = table_policy(self.base, dict(jtable.properties()))
+        report = MaintenanceReport(ident, self.dry_run, table_stats(jtable))
+        steps: list[tuple[str, Callable[[], dict[str, Any] | None]]] = [
+            ("compaction", lambda: self._compact(ident, policy, report.before)),
+            ("deletes", lambda: self._deletes(ident, report.before)),
+            ("manifests", lambda: self._manifests(ident, policy)),
+            ("expiry", lambda: self._expire(ident, policy)),
+            ("orphans", lambda: self._orphans(ident, policy) if orphans else None),
+        ]
+        for name, step in steps:
+            self._step(report, name, step)
+        if not self.dry_run:
+            self._record(ident, policy, report)
+        report.after = table_stats(load_table(self.spark, ident))
+        report.seconds = round(time.monotonic() - began, 3)
+        return report
+
+    def run_all(self, tables: Sequence[str] = ()) -> list[MaintenanceReport]:
+        """A pass over ``tables`` (default: every table of the catalog)."""
+        return [self.run(t) for t in (list(tables) or self.tables())]
+
+    def _step(self, report: MaintenanceReport, name: str,
+              step: Callable[[], dict[str, Any] | None]) -> None:
+        log.info("%s of %s: starting%s", name, report.table, " (dry run)" * self.dry_run)
+        try:
+            result = step()
+        except actions.Yielded as exc:
+            report.skipped[name] = str(exc)
+            return
+        if result is not None:
+            report.actions[name] = result
+
+    # -- the steps -------------------------------------------------------------------
+    def _compact(self, ident: str, policy: MaintenanceConfig, stats: TableStats
+                 ) -> dict[str, Any] | None:
+        heavy = stats.records > 0 and stats.position_deletes / stats.records >= policy.delete_ratio
+        small = (stats.data_files >= policy.min_input_files
+                 and stats.avg_file_bytes < policy.target_file_size * 3 // 4)
+        if not (small or heavy):
+            return None
+        jtable = load_table(self.spark, ident)
+        strategy, order = rewrite_strategy(policy, not jtable.sortOrder().isUnsorted())
+        plan: dict[str, Any] = {"strategy": strategy, "sort_order": order,
+                                "files_before": stats.data_files, "deletes_applied": heavy}
+        if self.dry_run:
+            return plan
+        options = compaction_options(policy, heavy)
+        result = actions.retry_conflicts(
+            f"compaction of {ident}",
+            lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))
+        return {**plan, **result}
+
+    def _deletes(self, ident: str, stats: TableStats) -> dict[str, Any] | None:
+        current = table_stats(load_table(self.spark, ident)) if not self.dry_run else stats
+        if current.delete_files < 2:
+            return None
+        if self.dry_run:
+            return {"delete_files_before": current.delete_files}
+        return actions.retry_conflicts(f"delete rewrite of {ident}",
+                                       lambda: actions.rewrite_position_deletes(self.spark, ident))
+
+    def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+        manifests = table_stats(load_table(self.spark, ident)).manifests
+        if manifests <= policy.max_manifests:
+            return None
+        if self.dry_run:
+            return {"manifests_before": manifests}
+        return actions.retry_conflicts(f"manifest rewrite of {ident}",
+                                       lambda: actions.rewrite_manifests(self.spark, ident))
+
+    def _expire(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+        jtable = load_table(self.spark, ident)
+        need = needed_snapshots(ident, self.marks())
+        ts = {sid: int(s.timestampMillis()) for sid in need
+              if (s := jtable.snapshot(sid)) is not None}
+        cutoff = expiry_cutoff(int(time.time() * 1000), policy, ts)
+        expirable = _expirable(jtable, cutoff, policy.retain_last)
+        if not expirable:
+            return None
+        plan = {"older_than_ms": cutoff, "snapshots": expirable,
+                "kept_for_consumers": len(ts)}
+        if self.dry_run:
+            return plan
+        result = actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
+            self.spark, load_table(self.spark, ident), cutoff, policy.retain_last))
+        return {**plan, **result}
+
+    def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+        jtable = load_table(self.spark, ident)
+        last = _last_pass(jtable).get("orphans_at_ms", 0)
+        now = int(time.time() * 1000)
+        if now - int(last) < policy.orphan_interval * 1000:
+            return None
+        older = now - int(max(policy.orphan_age, 3600.0) * 1000)
+        result = actions.remove_orphans(self.spark, jtable, older, self.dry_run)
+        return {**result, "older_than_ms": older}
+
+    def _record(self, ident: str, policy: MaintenanceConfig, report: MaintenanceReport) -> None:
+        """The metadata cap and the last pass, as table properties (one metadata commit)."""
+        jtable = load_table(self.spark, ident)
+        now = int(time.time() * 1000)
+        last = _last_pass(jtable)
+        record = {"at_ms": now, "actions": sorted(report.actions),
+                  "orphans_at_ms": now if "orphans" in report.actions
+                  else last.get("orphans_at_ms", 0)}
+        props = {**metadata_properties(policy), LAST_PASS_PROP: json.dumps(record)}
+        update = jtable.updateProperties()
+        for key, value in props.items():
+            update = update.set(key, value)
+        actions.retry_conflicts(f"recording maintenance of {ident}", update.commit)
+
+
+def _last_pass(jtable: Any) -> dict[str, Any]:
+    text = jtable.properties().get(LAST_PASS_PROP)
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _expirable(jtable: Any, cutoff_ms: int, retain_last: int) -> int:
+    """How many snapshots an expiry at ``cutoff_ms`` keeping ``retain_last`` removes."""
+    current = jtable.currentSnapshot()
+    keep: set[int] = set()
+    snap, kept = current, 0
+    while snap is not None and kept < retain_last:
+        keep.add(int(snap.snapshotId()))
+        parent = snap.parentId()
+        snap = jtable.snapshot(parent) if parent is not None else None
+        kept += 1
+    return sum(1 for s in jtable.snapshots()
+               if int(s.timestampMillis()) < cutoff_ms and int(s.snapshotId()) not in keep)

@@ -1,0 +1,49 @@
+"""What one maintenance pass over one table did (or, dry, would do)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """A table's current snapshot in numbers (from its summary; no file listing)."""
+
+    data_files: int = 0
+    delete_files: int = 0
+    records: int = 0
+    position_deletes: int = 0
+    bytes: int = 0
+    snapshots: int = 0
+    manifests: int = 0
+    disk_bytes: int | None = None  # every file under the table's location (local lakes)
+
+    @property
+    def avg_file_bytes(self) -> int:
+        return self.bytes // self.data_files if self.data_files else 0
+
+
+@dataclass
+class MaintenanceReport:
+    """One pass: ``actions`` in order (``compaction``, ``deletes``, ``manifests``,
+    ``expiry``, ``orphans``, ``metadata``), each with its counts."""
+
+    table: str
+    dry_run: bool
+    before: TableStats
+    after: TableStats | None = None
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def bytes_freed(self) -> int | None:
+        if self.after is None or self.before.disk_bytes is None or self.after.disk_bytes is None:
+            return None
+        return max(0, self.before.disk_bytes - self.after.disk_bytes)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["bytes_freed"] = self.bytes_freed
+        return out

@@ -1,0 +1,186 @@
+"""Iceberg's Spark procedures as SQL: validation and ``CALL`` text (pure, no JVM).
+
+``icetide call "system.rewrite_data_files(table => 'db.t', strategy => 'sort')"`` and
+``icetide sql "CALL lake.system.expire_snapshots(...)"`` go through :func:`parse_call`,
+which checks the procedure and argument names against :data:`PROCEDURES` (Iceberg 1.10.2,
+read from ``SparkProcedures`` — a test compares the two) before Spark sees the statement,
+so a typo is answered with the list of valid names instead of a parser stack trace.
+Argument *values* are SQL literals (``'text'``, ``42``, ``true``, ``map('k', 'v')``,
+``TIMESTAMP '2026-01-01 00:00:00'``) passed through as written; :func:`call_sql` renders
+Python values for generated calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from icetide.errors import MaintenanceError
+from icetide.tables.sql import quote_ident, sql_literal, sql_string
+
+#: procedure → (required arguments, optional arguments), in Iceberg's positional order.
+PROCEDURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "add_files": (("table", "source_table"),
+                  ("partition_filter", "check_duplicate_files", "parallelism")),
+    "ancestors_of": (("table",), ("snapshot_id",)),
+    "cherrypick_snapshot": (("table", "snapshot_id"), ()),
+    "compute_partition_stats": (("table",), ("snapshot_id",)),
+    "compute_table_stats": (("table",), ("snapshot_id", "columns")),
+    "create_changelog_view": (("table",), ("changelog_view", "options", "compute_updates",
+                                           "identifier_columns", "net_changes")),
+    "expire_snapshots": (("table",), ("older_than", "retain_last", "max_concurrent_deletes",
+                                      "stream_results", "snapshot_ids",
+                                      "clean_expired_metadata")),
+    "fast_forward": (("table", "branch", "to"), ()),
+    "migrate": (("table",), ("properties", "drop_backup", "backup_table_name", "parallelism")),
+    "publish_changes": (("table", "wap_id"), ()),
+    "register_table": (("table", "metadata_file"), ()),
+    "remove_orphan_files": (("table",), ("older_than", "location", "dry_run",
+                                         "max_concurrent_deletes", "file_list_view",
+                                         "equal_schemes", "equal_authorities",
+                                         "prefix_mismatch_mode", "prefix_listing")),
+    "rewrite_data_files": (("table",), ("strategy", "sort_order", "options", "where")),
+    "rewrite_manifests": (("table",), ("use_caching", "spec_id")),
+    "rewrite_position_delete_files": (("table",), ("options", "where")),
+    "rewrite_table_path": (("table", "source_prefix", "target_prefix"),
+                           ("start_version", "end_version", "staging_location")),
+    "rollback_to_snapshot": (("table", "snapshot_id"), ()),
+    "rollback_to_timestamp": (("table", "timestamp"), ()),
+    "set_current_snapshot": (("table",), ("snapshot_id", "ref")),
+    "snapshot": (("source_table", "table"), ("location", "properties", "parallelism")),
+}
+
+_CALL = re.compile(
+    r"^\s*(?:call\s+)?(?:(?P<catalog>`[^`]+`|\w+)\s*\.\s*)?system\s*\.\s*(?P<name>\w+)\s*"
+    r"\((?P<args>.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_NAMED = re.compile(r"^\s*(?P<name>\w+)\s*=>\s*(?P<value>.+?)\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ProcedureCall:
+    """A validated call: procedure name and its named arguments (SQL literal text)."""
+
+    name: str
+    args: tuple[tuple[str, str], ...]
+    catalog: str | None = None
+
+    def sql(self, default_catalog: str) -> str:
+        """``CALL `cat`.system.name(arg => value, ...)``."""
+        cat = quote_ident(self.catalog or default_catalog)
+        inner = ", ".join(f"{k} => {v}" for k, v in self.args)
+        return f"CALL {cat}.system.{self.name}({inner})"
+
+
+def is_call(text: str) -> bool:
+    """Whether ``text`` is a ``CALL`` statement (for ``icetide sql``)."""
+    return bool(re.match(r"^\s*call\s", text, re.IGNORECASE))
+
+
+def parse_call(text: str) -> ProcedureCall:
+    """Parse ``[CALL] [catalog.]system.name(arg => value, ...)`` and validate the names."""
+    match = _CALL.match(text)
+    if match is None:
+        raise MaintenanceError(
+            f"not a procedure call: {text.strip()[:120]!r}; write it as "
+            "system.<procedure>(arg => value, ...), e.g. "
+            "system.rewrite_data_files(table => 'db.t')")
+    name = match.group("name").lower()
+    catalog = match.group("catalog")
+    args = _named_args(name, split_args(match.group("args")))
+    validate(name, [k for k, _ in args])
+    return ProcedureCall(name, tuple(args), catalog.strip("`") if catalog else None)
+
+
+def _named_args(name: str, parts: list[str]) -> list[tuple[str, str]]:
+    required, optional = _procedure(name)
+    order = required + optional
+    out: list[tuple[str, str]] = []
+    named_seen = False
+    for index, part in enumerate(parts):
+        named = _NAMED.match(part)
+        if named is not None:
+            named_seen = True
+            out.append((named.group("name").lower(), named.group("value")))
+        elif named_seen:
+            raise MaintenanceError(
+                f"positional argument {part.strip()!r} of {name} after a named one: name it "
+                "(arg => value)")
+        elif index < len(order):
+            out.append((order[index], part.strip()))
+        else:
+            raise MaintenanceError(
+                f"{name} takes at most {len(order)} arguments ({', '.join(order)}); "
+                f"got {len(parts)}")
+    return out
+
+
+def split_args(text: str) -> list[str]:
+    """Split at top-level commas, outside quotes and parentheses."""
+    parts: list[str] = []
+    depth, quote, escaped = 0, "", False
+    buf: list[str] = []
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "," and depth == 0:
+            parts.append("".join(buf))
+            buf = []
+            continue
+        buf.append(ch)
+    if quote or depth:
+        raise MaintenanceError(f"unbalanced quotes or parentheses in arguments ({text!r})")
+    tail = "".join(buf)
+    return [*parts, tail] if tail.strip() or parts else []
+
+
+def _procedure(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    try:
+        return PROCEDURES[name]
+    except KeyError:
+        raise MaintenanceError(
+            f"unknown procedure {name!r}; Iceberg's procedures are: "
+            f"{', '.join(sorted(PROCEDURES))}") from None
+
+
+def validate(name: str, arg_names: list[str]) -> None:
+    """Raise :class:`MaintenanceError` for an unknown procedure, an unknown, repeated or
+    missing argument."""
+    required, optional = _procedure(name)
+    allowed = required + optional
+    unknown = [a for a in arg_names if a not in allowed]
+    if unknown:
+        raise MaintenanceError(
+            f"unknown argument {unknown[0]!r} of {name}; its arguments are: "
+            f"{', '.join(allowed)} (required: {', '.join(required)})")
+    repeated = sorted({a for a in arg_names if arg_names.count(a) > 1})
+    if repeated:
+        raise MaintenanceError(f"argument {repeated[0]!r} of {name} given twice")
+    missing = [a for a in required if a not in arg_names]
+    if missing:
+        raise MaintenanceError(
+            f"{name} needs argument {missing[0]!r} (required: {', '.join(required)})")
+
+
+def options_literal(options: Mapping[str, str]) -> str:
+    """``map('k', 'v', ...)`` for a procedure's ``options`` argument."""
+    inner = ", ".join(f"{sql_string(k)}, {sql_string(v)}" for k, v in sorted(options.items()))
+    return f"map({inner})"
+
+
+def call_sql(catalog: str, name: str, args: Mapping[str, object]) -> str:
+    """A generated, validated call; ``dict`` values become ``map(...)``, others literals."""
+    validate(name, list(args))
+    rendered = tuple(
+        (k, options_literal({str(a): str(b) for a, b in v.items()}) if isinstance(v, dict)
+         else sql_literal(v)) for k, v in args.items())
+    return ProcedureCall(name, rendered).sql(catalog)

@@ -1,0 +1,137 @@
+"""Table upkeep policy and the consumers' retention floor (pure, no JVM).
+
+The policy of one table is ``maintenance:`` of the configuration overlaid with the
+table's properties ``icetide.maintenance.<key>`` (so it travels with the table and
+``icetide maintain`` needs no pipeline). Expiry keeps every snapshot a flow still needs:
+each flow's newest marker on the table, and everything at or after any consumer's
+committed position ``{"snapshot": id}`` under the key ``iceberg:<catalog.db.table>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from icetide.config import MaintenanceConfig
+from icetide.errors import MaintenanceError, PipelineError
+
+#: Table-property prefix of per-table overrides of ``maintenance.<key>``.
+PROPERTY_PREFIX = "icetide.maintenance."
+#: Snapshot-summary / table property naming the kind of an icetide maintenance commit.
+MAINTENANCE_PROP = "icetide.maintenance"
+#: Table property holding the last pass (JSON: at, actions, files before/after).
+LAST_PASS_PROP = "icetide.maintenance-last"
+ICEBERG_KEY = "iceberg:"
+
+
+def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> MaintenanceConfig:
+    """``base`` with the table's ``icetide.maintenance.<key>`` properties applied."""
+    over: dict[str, Any] = {}
+    for key, value in properties.items():
+        if key.startswith(PROPERTY_PREFIX):
+            over[key[len(PROPERTY_PREFIX):].replace("-", "_")] = value
+    if not over:
+        return base
+    try:
+        return MaintenanceConfig.model_validate({**base.model_dump(), **over})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = PROPERTY_PREFIX + str(first["loc"][0]).replace("_", "-") if first["loc"] else ""
+        raise MaintenanceError(
+            f"table property {name!r}: {first['msg']} (see maintenance.* in docs/config.md)"
+        ) from None
+
+
+def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool) -> tuple[str, str | None]:
+    """``(strategy, sort_order)`` of compaction: sort/zorder where declared, else binpack
+    (``sort`` with the table's own order when it has one)."""
+    if policy.sort_order.strip():
+        return "sort", policy.sort_order.strip()
+    return ("sort", None) if table_sorted else ("binpack", None)
+
+
+def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool) -> dict[str, str]:
+    """Options of ``rewrite_data_files``: target size, partial progress (each file group
+    commits on its own, so a conflict with a writer costs one group, not the pass)."""
+    options = {
+        "target-file-size-bytes": str(policy.target_file_size),
+        "min-input-files": str(policy.min_input_files),
+        "partial-progress.enabled": "true",
+        "partial-progress.max-commits": "10",
+        "max-concurrent-file-group-rewrites": "2",
+    }
+    if deletes_heavy:
+        options["delete-ratio-threshold"] = str(policy.delete_ratio)
+        options["delete-file-threshold"] = "1"
+    return options
+
+
+def metadata_properties(policy: MaintenanceConfig) -> dict[str, str]:
+    """Table properties capping the kept metadata.json files."""
+    return {
+        "write.metadata.delete-after-commit.enabled": "true",
+        "write.metadata.previous-versions-max": str(policy.metadata_versions),
+    }
+
+
+@dataclass(frozen=True)
+class FlowMark:
+    """One flow's newest marker on one table: its snapshot and its positions."""
+
+    table: str
+    flow: str
+    snapshot: int
+    timestamp_ms: int
+    positions: tuple[Mapping[str, Any], ...]
+
+
+def needed_snapshots(table: str, marks: Iterable[FlowMark]) -> dict[int, str]:
+    """Snapshots of ``table`` that flows still need → who needs them (for messages)."""
+    need: dict[int, str] = {}
+    key = ICEBERG_KEY + table
+    for mark in marks:
+        if mark.table == table:
+            need.setdefault(mark.snapshot, f"flow {mark.flow} (its newest marker)")
+        for position in mark.positions:
+            pos = position.get(key)
+            if isinstance(pos, Mapping) and isinstance(pos.get("snapshot"), int):
+                need.setdefault(int(pos["snapshot"]),
+                                f"flow {mark.flow} (reads {table}, committed to {mark.table})")
+    return need
+
+
+def expiry_cutoff(now_ms: int, policy: MaintenanceConfig,
+                  needed_ts: Mapping[int, int]) -> int:
+    """Expire snapshots older than this (epoch ms): the retention age, lowered to the
+    oldest snapshot a consumer needs unless that is beyond ``max_consumer_lag``."""
+    cutoff = now_ms - int(policy.snapshot_retention * 1000)
+    floor = (None if policy.max_consumer_lag is None
+             else now_ms - int(policy.max_consumer_lag * 1000))
+    for ts in needed_ts.values():
+        if floor is None or ts >= floor:
+            cutoff = min(cutoff, ts)
+    return cutoff
+
+
+def maintenance_properties(sort_order: str | None, overrides: Mapping[str, object] | None
+                           ) -> dict[str, str]:
+    """Table properties of a declaration's ``sort_order=``/``maintenance=`` (checked
+    against ``maintenance.*`` now, so a bad key fails when the pipeline loads)."""
+    values: dict[str, object] = dict(overrides or {})
+    if sort_order is not None:
+        values["sort_order"] = sort_order
+    unknown = sorted(set(values) - set(MaintenanceConfig.model_fields))
+    if unknown:
+        raise PipelineError(
+            f"maintenance={{{unknown[0]!r}: ...}}: no such maintenance setting; known: "
+            f"{', '.join(MaintenanceConfig.model_fields)}")
+    props = {PROPERTY_PREFIX + k.replace("_", "-"): str(v).lower() if isinstance(v, bool)
+             else str(v) for k, v in values.items() if v is not None}
+    try:
+        table_policy(MaintenanceConfig(), props)
+    except MaintenanceError as exc:
+        raise PipelineError(str(exc)) from None
+    return props

@@ -1,0 +1,126 @@
+"""Maintainer on real Spark + Iceberg: compaction, consumer-aware expiry, deletes, orphans."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from icetide.config import MaintenanceConfig, Settings
+from icetide.errors import PositionLostError
+from icetide.lake import commit
+from icetide.maintenance import Maintainer
+from icetide.model.markers import Marker
+from icetide.sources.iceberg import IcebergTableSource
+from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql
+
+pytestmark = pytest.mark.spark
+
+EAGER = MaintenanceConfig(snapshot_retention=0, retain_last=1, min_input_files=2,
+                          orphan_interval=1)
+
+
+def _events(spark: SparkSession, name: str, batches: int) -> tuple[str, list[int]]:
+    """An append table written by flow ``up`` in ``batches`` commits of 10 rows."""
+    ident = f"lake.mt.{name}"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.mt")
+    spark.sql(f"CREATE TABLE {ident} (id bigint, v string) USING iceberg")
+    snaps = []
+    for b in range(batches):
+        rows = spark.range(b * 10, b * 10 + 10).selectExpr("id", "cast(id as string) v")
+        commit.append(rows.coalesce(1), ident,
+                      Marker("up", {"k": b}, {"k": b + 1}, rows=10).to_summary())
+        snaps.append(int(commit.load_table(spark, ident).currentSnapshot().snapshotId()))
+    return ident, snaps
+
+
+def _consumer(spark: SparkSession, name: str, source: str, snapshot: int) -> str:
+    """A downstream table whose flow ``down`` committed ``source`` up to ``snapshot``."""
+    ident = f"lake.mt.{name}"
+    spark.sql(f"CREATE TABLE {ident} (id bigint) USING iceberg")
+    pos = {f"iceberg:{source}": {"snapshot": snapshot}}
+    commit.commit_marker_only(spark, ident, Marker("down", {}, pos).to_summary())
+    return ident
+
+
+def _settings(base: Settings, policy: MaintenanceConfig) -> Settings:
+    return base.model_copy(update={"maintenance": policy})
+
+
+def test_compaction_and_expiry_keep_what_consumers_need(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    source, snaps = _events(spark, "clicks", 8)
+    _consumer(spark, "clicks_down", source, snaps[2])
+    report = Maintainer(spark, _settings(icetide_settings, EAGER)).run("mt.clicks")
+
+    assert report.before.data_files == 8 and report.after is not None
+    assert report.after.data_files == 1, report
+    assert spark.table(source).count() == 80
+    table = commit.load_table(spark, source)
+    kept = {int(s.snapshotId()) for s in table.snapshots()}
+    assert set(snaps[2:]) <= kept and not set(snaps[:2]) & kept
+    assert report.actions["expiry"]["snapshots"] == 2
+    marker = commit.last_marker(spark, source, "up")
+    assert marker is not None and marker.end == {"k": 8}
+    # the consumer resumes where it stopped: exactly the rows of batches 4..8
+    src = IcebergTableSource(spark, source)
+    batch = src.plan({"snapshot": snaps[2]})
+    assert batch is not None and src.read(spark, batch).count() == 50
+
+
+def test_consumer_beyond_max_lag_stops_with_remedy(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    source, snaps = _events(spark, "late", 4)
+    _consumer(spark, "late_down", source, snaps[0])
+    time.sleep(0.05)
+    policy = EAGER.model_copy(update={"max_consumer_lag": 0.01})
+    Maintainer(spark, _settings(icetide_settings, policy)).run("mt.late")
+    with pytest.raises(PositionLostError, match="full refresh"):
+        IcebergTableSource(spark, source).plan({"snapshot": snaps[0]})
+
+
+def test_dry_run_changes_nothing(spark: SparkSession, icetide_settings: Settings) -> None:
+    source, _ = _events(spark, "dry", 4)
+    before = int(commit.load_table(spark, source).currentSnapshot().snapshotId())
+    report = Maintainer(spark, _settings(icetide_settings, EAGER), dry_run=True).run("mt.dry")
+    assert report.actions["compaction"]["files_before"] == 4
+    assert report.actions["expiry"]["snapshots"] == 3
+    table = commit.load_table(spark, source)
+    assert int(table.currentSnapshot().snapshotId()) == before
+    assert sum(1 for _ in table.snapshots()) == 4
+
+
+def test_deletes_are_applied_on_a_primary_key_table(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    ident = "lake.mt.members"
+    spark.sql(create_table_sql(ident, [("id", "bigint NOT NULL"), ("v", "bigint")],
+                               partition_sql=["bucket(4, `id`)"],
+                               properties=PRIMARY_KEY_TABLE_PROPERTIES))
+    spark.range(0, 100).selectExpr("id", "0L v").writeTo(ident).append()
+    for i in range(1, 4):
+        spark.range(0, 100, 3 + i).selectExpr("id", f"{i}L v").createOrReplaceTempView("u")
+        spark.sql(f"MERGE INTO {ident} t USING u ON t.id = u.id "
+                  "WHEN MATCHED THEN UPDATE SET v = u.v")
+    expected = sorted(spark.table(ident).collect())
+    report = Maintainer(spark, _settings(icetide_settings, EAGER)).run("mt.members")
+    assert report.before.delete_files > 0 and report.after is not None
+    assert report.after.delete_files == 0, report
+    assert sorted(spark.table(ident).collect()) == expected
+
+
+def test_orphans_go_only_after_the_safety_age(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    source, _ = _events(spark, "orph", 2)
+    data = Path(str(commit.load_table(spark, source).location()).removeprefix("file:")) / "data"
+    old, fresh = data / "old-leftover.parquet", data / "fresh-leftover.parquet"
+    old.write_bytes(b"x" * 100)
+    fresh.write_bytes(b"y" * 100)
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    report = Maintainer(spark, _settings(icetide_settings, EAGER)).run("mt.orph")
+    assert report.actions["orphans"]["orphan_files"] == 1
+    assert not old.exists() and fresh.exists()
+    assert spark.table(source).count() == 20

@@ -1,0 +1,101 @@
+"""Compaction and expiry racing a MERGE flow: no commit lost, nothing duplicated, the
+flow never spends its failure budget on a lost race, the table reconciles with a
+recomputation from its source."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from icetide.config import MaintenanceConfig, Settings
+from icetide.flows.context import BatchContext
+from icetide.flows.loop import Flow, FlowLoop
+from icetide.lake import commit
+from icetide.lake.sinks import MergeSink
+from icetide.maintenance import Maintainer
+from icetide.model.markers import Marker
+from icetide.sources.iceberg import IcebergTableSource
+from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql
+from icetide.tables.merge_engines import Deduplicate
+
+pytestmark = pytest.mark.spark
+
+UP, STATE = "lake.race.events", "lake.race.state"
+COMMITS, ROWS, KEYS = 10, 40, 60
+
+
+def _upstream(spark: SparkSession) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.race")
+    spark.sql(f"CREATE TABLE {UP} (id bigint, v bigint, seq bigint) USING iceberg")
+    for c in range(COMMITS):
+        rows = spark.range(c * ROWS, (c + 1) * ROWS).selectExpr(
+            f"id % {KEYS} AS id", "id * 7 AS v", "id AS seq")
+        commit.append(rows.coalesce(1), UP, Marker("gen", {"c": c}, {"c": c + 1}).to_summary())
+    spark.sql(create_table_sql(STATE, [("id", "bigint NOT NULL"), ("v", "bigint"),
+                                       ("seq", "bigint")],
+                               partition_sql=["bucket(4, `id`)"],
+                               properties=PRIMARY_KEY_TABLE_PROPERTIES))
+
+
+def _flow(spark: SparkSession) -> Flow:
+    src = IcebergTableSource(spark, UP)
+
+    def transform(ctx: BatchContext) -> DataFrame:
+        return ctx.read_source("events").select("id", "v", "seq")
+
+    return Flow(name="merge_state", target=STATE, sources={src.key: src},
+                transform=transform, sink=MergeSink(Deduplicate("seq"), ["id"]),
+                max_records=2 * ROWS, aliases={"events": src.key})
+
+
+def test_compaction_races_a_merge_flow(spark: SparkSession, icetide_settings: Settings,
+                                       caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    _upstream(spark)
+    loop = FlowLoop(spark, _flow(spark))
+    stop, errors = threading.Event(), []
+
+    def drive() -> None:
+        try:  # one real failure and the flow stops: lost races must not count
+            loop.run_forever(0.05, stop, max_failures=1)
+        except BaseException as exc:
+            errors.append(exc)
+            stop.set()
+
+    policy = MaintenanceConfig(snapshot_retention=0, retain_last=1, min_input_files=2,
+                               delete_ratio=0.01, orphan_interval=86400)
+    maintainer = Maintainer(spark, icetide_settings.model_copy(update={"maintenance": policy}))
+    writer = threading.Thread(target=drive, daemon=True)
+    writer.start()
+    passes, deadline = [], time.monotonic() + 240
+    while not _caught_up(spark) and time.monotonic() < deadline and not errors:
+        maintainer.marks(refresh=True)
+        passes.append(maintainer.run(STATE))
+    stop.set()
+    writer.join(60)
+    assert not errors, errors
+    assert _caught_up(spark), "the flow did not reach the upstream's current snapshot"
+    assert any("compaction" in p.actions for p in passes), passes
+    final = maintainer.run(STATE)
+    _reconciles(spark)
+    assert final.after is not None and final.after.delete_files == 0
+    conflicts = [r for r in caplog.records if "conflict" in r.getMessage()]
+    logging.getLogger(__name__).info("passes %d, conflicts %d", len(passes), len(conflicts))
+
+
+def _caught_up(spark: SparkSession) -> bool:
+    marker = commit.last_marker(spark, STATE, "merge_state")
+    current = int(commit.load_table(spark, UP).currentSnapshot().snapshotId())
+    return marker is not None and marker.end == {f"iceberg:{UP}": {"snapshot": current}}
+
+
+def _reconciles(spark: SparkSession) -> None:
+    expected = spark.sql(
+        f"SELECT id, max_by(v, seq) AS v, max(seq) AS seq FROM {UP} GROUP BY id").collect()
+    actual = spark.table(STATE).collect()
+    assert sorted(actual) == sorted(expected)
+    assert len(actual) == KEYS

@@ -1,0 +1,70 @@
+"""Upkeep policy and the consumers' retention floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from icetide.config import MaintenanceConfig, load_settings
+from icetide.errors import ConfigError, MaintenanceError
+from icetide.tables.upkeep import (
+    FlowMark,
+    compaction_options,
+    expiry_cutoff,
+    needed_snapshots,
+    rewrite_strategy,
+    table_policy,
+)
+
+BASE = MaintenanceConfig()
+
+
+def test_table_properties_override_the_defaults() -> None:
+    policy = table_policy(BASE, {"icetide.maintenance.sort-order": "zorder(a, b)",
+                                 "icetide.maintenance.min_input_files": "3",
+                                 "icetide.maintenance.interval": "2 minutes",
+                                 "write.format.default": "parquet"})
+    assert policy.min_input_files == 3 and policy.interval == 120.0
+    assert rewrite_strategy(policy, table_sorted=False) == ("sort", "zorder(a, b)")
+    assert rewrite_strategy(BASE, table_sorted=False) == ("binpack", None)
+    assert rewrite_strategy(BASE, table_sorted=True) == ("sort", None)
+
+
+def test_a_bad_table_property_names_itself() -> None:
+    with pytest.raises(MaintenanceError, match=r"icetide\.maintenance\.orphan-age"):
+        table_policy(BASE, {"icetide.maintenance.orphan-age": "10s"})
+    with pytest.raises(MaintenanceError, match=r"icetide\.maintenance\.no-such"):
+        table_policy(BASE, {"icetide.maintenance.no-such": "1"})
+
+
+def test_orphan_age_below_one_hour_is_refused_in_config() -> None:
+    with pytest.raises(ConfigError, match=r"ORPHAN_AGE.*3600"):
+        load_settings(None, environ={"ICETIDE_MAINTENANCE__ORPHAN_AGE": "60"})
+
+
+def test_compaction_options_apply_deletes_when_heavy() -> None:
+    assert "delete-ratio-threshold" not in compaction_options(BASE, deletes_heavy=False)
+    options = compaction_options(BASE, deletes_heavy=True)
+    assert options["delete-ratio-threshold"] == "0.1"
+    assert options["partial-progress.enabled"] == "true"
+
+
+def test_needed_snapshots_are_newest_markers_and_consumer_positions() -> None:
+    marks = [
+        FlowMark("lake.db.up", "ingest", 7, 7000, ({"k": 1}, {"k": 2})),
+        FlowMark("lake.db.down", "agg", 3, 3000, ({"iceberg:lake.db.up": {"snapshot": 4}},
+                                                  {"iceberg:lake.db.up": {"snapshot": 5}})),
+        FlowMark("lake.db.other", "x", 9, 9000, ({"iceberg:lake.db.zzz": {"snapshot": 1}},)),
+    ]
+    need = needed_snapshots("lake.db.up", marks)
+    assert set(need) == {7, 4, 5}
+    assert "agg" in need[4] and "ingest" in need[7]
+
+
+def test_expiry_cutoff_keeps_needed_snapshots_within_max_lag() -> None:
+    now = 10_000_000
+    policy = MaintenanceConfig(snapshot_retention=100, max_consumer_lag=1000)
+    assert expiry_cutoff(now, policy, {}) == now - 100_000
+    assert expiry_cutoff(now, policy, {1: now - 500_000}) == now - 500_000
+    assert expiry_cutoff(now, policy, {1: now - 2_000_000}) == now - 100_000  # too far behind
+    unbounded = policy.model_copy(update={"max_consumer_lag": None})
+    assert expiry_cutoff(now, unbounded, {1: 5}) == 5
