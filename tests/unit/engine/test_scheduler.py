@@ -156,3 +156,47 @@ def test_a_failing_flow_stops_the_run_after_its_retries() -> None:
     with pytest.raises(FlowFailed, match="'a' stopped after 2 failed batches"):
         DagScheduler(None, [_slot(a, 0.1)], 2).run(threading.Event())
     assert len(a.starts) == 2
+
+
+class _Upkeep:
+    """Maintenance that records the tables it passed over."""
+
+    def __init__(self, tables: list[str]) -> None:
+        self.tables = tables
+        self.passes: list[tuple[str, bool]] = []  # (table, its writer was in a batch)
+        self.writer: _Loop | None = None
+        self.busy = threading.Event()
+
+    def due(self, now: float) -> list[str]:
+        return [t for t in self.tables if t not in {p for p, _ in self.passes}]
+
+    def run(self, table: str) -> object:
+        self.passes.append((table, self.busy.is_set()))
+        return None
+
+
+def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> None:
+    upkeep = _Upkeep(["lake.a", "lake.b"])
+
+    def writing(n: int) -> BatchResult | None:
+        upkeep.busy.set()
+        time.sleep(1.0)  # a's batch is in flight: lake.a must wait, lake.b need not
+        upkeep.busy.clear()
+        return _result("a")
+
+    a = _Loop("a", None, writing)
+    slot = _slot(a, 30.0)
+    slot.writes = frozenset({"lake.a"})
+    stop = threading.Event()
+    timer = threading.Timer(8.0, stop.set)
+    timer.start()
+
+    def done(_: BatchResult) -> None:
+        if len(upkeep.passes) == 2:
+            stop.set()
+    try:
+        DagScheduler(None, [slot], 1, done, upkeep=upkeep).run(stop)
+    finally:
+        timer.cancel()
+    assert [t for t, _ in upkeep.passes] == ["lake.b", "lake.a"]
+    assert ("lake.a", True) not in upkeep.passes  # never while its writer was mid-batch
