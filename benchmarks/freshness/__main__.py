@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.freshness.run import RunResult, measure
+from benchmarks.freshness.run import Load, RunResult, measure
 from benchmarks.report import append_section
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,10 +71,11 @@ def _minutes(r: RunResult) -> str:
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
+    load = Load(a.rate, a.seconds, a.partitions, a.trigger)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
         if a.compare is not None:
-            runs.append(("before", measure(Path(tmp) / "before", a, a.compare / "src")))
-        runs.append(("after" if runs else "this tree", measure(Path(tmp) / "after", a,
+            runs.append(("before", measure(Path(tmp) / "before", load, a.compare / "src")))
+        runs.append(("after" if runs else "this tree", measure(Path(tmp) / "after", load,
                                                                ROOT / "src")))
     trig = f" --trigger {a.trigger:g}" if a.trigger else ""
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "

@@ -3,7 +3,6 @@ process on a shared MariaDB; generators and probes in this process."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -11,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,30 @@ from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
+WARMUP_CLICKS = 2_000
 WARMUP_S = 240.0  # the pipeline's first commits in every layer (JVM start, table creation)
 DRAIN_S = 180.0
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a run does: clicks/s for how long, partitions, the pipeline's trigger and any
+    extra environment of the pipeline process (e.g. ``ICETIDE_MAINTENANCE__INTERVAL``)."""
+
+    rate: float
+    seconds: float
+    partitions: int = 4
+    trigger: float | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+#: Called every 10 s of the measured run with the catalog, the seconds elapsed and the
+#: result so far (its probes).
+Sampler = Callable[[Any, float, "RunResult"], None]
+
+
+#: Called once the run drained, before the pipeline stops: the catalog and the result.
+Finish = Callable[[Any, "RunResult"], None]
 
 
 @dataclass
@@ -34,6 +55,8 @@ class RunResult:
     probes: list[Probe] = field(default_factory=list)
     freshness: dict[str, list[float | None]] = field(default_factory=dict)
     backlog: list[int] = field(default_factory=list)  # every 10 s: produced − in ODS
+    clicks: int = 0  # valid clicks produced (warm-up and probes included)
+    checks: list[Any] = field(default_factory=list)  # reconciliation, when asked for
 
 
 def _settings(home: Path, bootstrap: str) -> Settings:
@@ -42,17 +65,19 @@ def _settings(home: Path, bootstrap: str) -> Settings:
 
 
 @contextlib.contextmanager
-def _pipeline(settings: Settings, shop: Any, src: Path, trigger: float | None
+def _pipeline(settings: Settings, shop: Any, src: Path, load: Load, once: bool = False
               ) -> Iterator[subprocess.Popen[bytes]]:
-    env = {**shop.pipeline_env(), "ICETIDE_HOME": str(settings.home),
+    env = {**shop.pipeline_env(), **load.env, "ICETIDE_HOME": str(settings.home),
            "ICETIDE_KAFKA__BOOTSTRAP": str(settings.kafka.bootstrap),
            "ICETIDE_METASTORE__PORT": str(settings.metastore.port),
            "ICETIDE_SPARK__DRIVER_MEMORY": "4g", "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "icetide.cli", "run", str(ROOT / "examples" / "clickstream"),
            "--conf", "clickstream.dims=cdc"]
-    if trigger:
-        cmd += ["--trigger-interval", str(trigger)]
-    log = open(settings.home / "pipeline.log", "wb")  # noqa: SIM115
+    if load.trigger:
+        cmd += ["--trigger-interval", str(load.trigger)]
+    if once:
+        cmd.append("--once")
+    log = open(settings.home / "pipeline.log", "ab")  # noqa: SIM115
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield proc
@@ -124,8 +149,11 @@ def _drain(catalog: Any, probes: list[Probe]) -> None:
         time.sleep(2)
 
 
-def measure(home: Path, a: argparse.Namespace, src: Path) -> RunResult:
-    """The run: warm up, produce for ``a.seconds`` with probes, drain, trace."""
+def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *,
+            finish: Finish | None = None, reconcile: bool = False) -> RunResult:
+    """The run: warm up, produce for ``load.seconds`` with probes, drain, trace; with
+    ``reconcile`` then stop the pipeline, drain it with ``--once`` and reconcile the lake
+    like the demo does (ODS vs produced, dimensions vs MariaDB, layers vs recomputation)."""
     from icetide.devkit.demo.shop import shop_database
     from icetide.runtime.catalogs import pyiceberg_catalog
 
@@ -133,34 +161,54 @@ def measure(home: Path, a: argparse.Namespace, src: Path) -> RunResult:
     with EmbeddedBroker(None, home / "broker") as broker:
         bs = broker.bootstrap
         settings = _settings(home, bs)
-        produce_clicks(bs, TOPIC, GenOptions(count=2_000, partitions=a.partitions, seed=1))
-        with shop_database(settings, None) as shop, \
-                _pipeline(settings, shop, src, a.trigger) as proc:
-            os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
-            catalog = pyiceberg_catalog(settings)
-            _wait_for_layers(catalog, proc)
-            result = _produce(catalog, bs, shop, a)
-            _drain(catalog, result.probes)
-            result.freshness = freshness(catalog, result.probes)
+        produce_clicks(bs, TOPIC, GenOptions(count=WARMUP_CLICKS, partitions=load.partitions,
+                                             seed=1))
+        with shop_database(settings, None) as shop:
+            with _pipeline(settings, shop, src, load) as proc:
+                os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
+                catalog = pyiceberg_catalog(settings)
+                _wait_for_layers(catalog, proc)
+                result = _produce(catalog, bs, shop, load, sampler)
+                _drain(catalog, result.probes)
+                result.freshness = freshness(catalog, result.probes)
+                if finish is not None:
+                    finish(catalog, result)
+            if reconcile:
+                result.checks = _reconcile(settings, shop, src, load, result.clicks)
     return result
 
 
-def _produce(catalog: Any, bs: str, shop: Any, a: argparse.Namespace) -> RunResult:
-    result, stop = RunResult(), threading.Event()
+def _reconcile(settings: Settings, shop: Any, src: Path, load: Load, clicks: int) -> list[Any]:
+    from icetide.devkit.demo.report import LakeCounts
+    from icetide.devkit.demo.runner import reconcile_lake
+    from icetide.runtime.session import get_spark
+
+    with _pipeline(settings, shop, src, load, once=True) as proc:
+        proc.wait()
+    spark = get_spark(settings)
+    return reconcile_lake(spark, settings.catalog.name, LakeCounts(clicks, 0), shop)
+
+
+def _produce(catalog: Any, bs: str, shop: Any, load: Load, sampler: Sampler | None
+             ) -> RunResult:
+    result, stop, reports = RunResult(), threading.Event(), []
     workers = [
         threading.Thread(target=_probe_loop, args=(bs, stop, result.probes), daemon=True),
         threading.Thread(target=run_business_updates, args=(
             shop.connect, BusinessOptions(rate=2.0, seed=7), stop), daemon=True),
-        threading.Thread(target=produce_clicks, args=(bs, TOPIC, GenOptions(
-            count=0, rate=a.rate, duration=a.seconds, seed=2)), daemon=True),
+        threading.Thread(target=lambda: reports.append(produce_clicks(bs, TOPIC, GenOptions(
+            count=0, rate=load.rate, duration=load.seconds, seed=2))), daemon=True),
     ]
     for worker in workers:
         worker.start()
-    ends = time.monotonic() + a.seconds
-    while time.monotonic() < ends:
+    began = time.monotonic()
+    while time.monotonic() - began < load.seconds:
         time.sleep(10)
         result.backlog.append(_backlog(catalog, bs))
+        if sampler is not None:
+            sampler(catalog, time.monotonic() - began, result)
     stop.set()
     for worker in workers:
         worker.join()
+    result.clicks = WARMUP_CLICKS + sum(r.valid for r in reports) + len(result.probes)
     return result

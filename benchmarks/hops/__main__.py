@@ -43,6 +43,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="batches per hop and size")
     p.add_argument("--compare", type=Path, default=None,
                    help="a checkout (worktree) whose src/ is profiled first, as 'before'")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Spark conf for the profiled session (repeatable)")
     p.add_argument("--json", action="store_true", help="print the profile as JSON only")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     return p.parse_args(argv)
@@ -55,7 +57,8 @@ def _before(checkout: Path, a: argparse.Namespace) -> Profile:
     env = {**os.environ, "PYTHONPATH": f"{checkout / 'src'}{os.pathsep}{ROOT}"}
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.hops", "--json", "--small", str(a.small),
-         "--large", str(a.large), "--repeat", str(a.repeat)],
+         "--large", str(a.large), "--repeat", str(a.repeat),
+         *[arg for item in a.conf for arg in ("--conf", item)]],
         env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     profile_: Profile = json.loads(out.stdout.strip().splitlines()[-1])
     return profile_
@@ -86,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     before = _before(a.compare, a) if a.compare is not None else None
     with tempfile.TemporaryDirectory(prefix="icetide-hops-") as tmp:
-        after = profile(Path(tmp), (a.small, a.large), a.repeat)
+        conf = dict(item.split("=", 1) for item in a.conf)
+        after = profile(Path(tmp), (a.small, a.large), a.repeat, conf)
     if a.json:
         print(json.dumps(after))
         return

@@ -67,7 +67,8 @@ def _round(loops: dict[str, FlowLoop], feed: Callable[[int], None], size: int
 
 
 @contextlib.contextmanager
-def _pipeline(home: Path) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[int], None]]]:
+def _pipeline(home: Path, conf: dict[str, str] | None = None
+              ) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[int], None]]]:
     from icetide.devkit.demo.runner import DIMS_KEY
     from icetide.devkit.demo.shop import shop_database
     from icetide.engine.run import PipelineRun
@@ -75,7 +76,7 @@ def _pipeline(home: Path) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[
     from icetide.runtime.session import get_spark
 
     with EmbeddedBroker(None, home / "broker") as broker:
-        settings = Settings(home=home, spark=SparkConfig(driver_memory="4g"),
+        settings = Settings(home=home, spark=SparkConfig(driver_memory="4g", conf=conf or {}),
                             catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=broker.bootstrap),
                             metastore=MetastoreConfig(port=free_port()))
         with shop_database(settings, None) as shop:
@@ -94,10 +95,11 @@ def _pipeline(home: Path) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[
                 yield spark, loops, feed
 
 
-def profile(home: Path, sizes: tuple[int, int], repeat: int) -> dict[str, dict[str, Any]]:
-    """hop → str(size) → median figures."""
+def profile(home: Path, sizes: tuple[int, int], repeat: int,
+            conf: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """hop → str(size) → median figures (``conf``: extra Spark conf)."""
     found: dict[str, dict[int, list[BatchResult]]] = {h: {s: [] for s in sizes} for h in HOPS}
-    with _pipeline(home) as (_, loops, feed):
+    with _pipeline(home, conf) as (_, loops, feed):
         for size in sizes:
             _round(loops, feed, size)  # warm-up at this size
             for _ in range(repeat):

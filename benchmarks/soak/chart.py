@@ -1,4 +1,4 @@
-"""The soak benchmark's per-minute table (Markdown) and chart (PNG, matplotlib)."""
+"""The soak benchmark's verdict, per-minute table (Markdown) and chart (PNG, matplotlib)."""
 
 from __future__ import annotations
 
@@ -8,24 +8,53 @@ from pathlib import Path
 from benchmarks.soak.sample import Minute
 
 
+def _p99(rows: list[Minute], attr: str) -> float | None:
+    seen = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
+    return max(seen) if seen else None
+
+
+def _ratio(late: float | None, early: float | None) -> str:
+    return "-" if late is None or not early else f"{late / early:.2f}"
+
+
+def verdict(rows: list[Minute]) -> str:
+    """The issue's targets: last 10 minutes vs first 10; queries at the end vs minute 10."""
+    if len(rows) < 20:
+        return f"{len(rows)} minutes: too short for the 10-minute comparisons."
+    first, last = rows[:10], rows[-10:]
+    lines = [f"DWS freshness p99, worst minute: first 10 minutes {_p99(first, 'dws_p99')}s, "
+             f"last 10 {_p99(last, 'dws_p99')}s (ratio "
+             f"{_ratio(_p99(last, 'dws_p99'), _p99(first, 'dws_p99'))}; target ≤ 1.2)"]
+    for name in rows[9].query_s:
+        lines.append(f"`{name}` over ODS: minute 10 {rows[9].query_s[name]:.2f}s, end "
+                     f"{rows[-1].query_s[name]:.2f}s (ratio "
+                     f"{_ratio(rows[-1].query_s[name], rows[9].query_s[name])}; target ≤ 1.2)")
+    return "\n\n".join(lines)
+
+
 def markdown_table(rows: list[Minute]) -> str:
-    """One line a minute: freshness p99, then files / metadata KB / snapshots per table."""
+    """One line a minute: freshness, queries, then files/deletes/metadata KB/snapshots."""
     if not rows:
         return "(no full minute measured)"
-    tables = list(rows[0].files)
-    head = ["minute", "freshness p99 (s)", "query (s)",
-            *[f"{t} files/meta KB/snaps" for t in tables]]
+    tables, queries = list(rows[0].files), list(rows[0].query_s)
+    head = ["min", "ODS p99 s", "DWS p99 s", *[f"{q} s" for q in queries],
+            *[f"{t} files/deletes/meta KB/snaps" for t in tables]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        p99 = "-" if r.freshness_p99 is None else f"{r.freshness_p99:.2f}"
-        cells = [f"{r.files[t]}/{r.metadata_kb[t]:.0f}/{r.snapshots[t]}" for t in tables]
-        lines.append("| " + " | ".join([str(r.minute + 1), p99, f"{r.query_s:.2f}", *cells])
-                     + " |")
+        cells = [str(r.minute + 1), _fmt(r.ods_p99), _fmt(r.dws_p99),
+                 *[f"{r.query_s[q]:.2f}" for q in queries],
+                 *[f"{r.files[t]}/{r.deletes[t]}/{r.metadata_kb[t]:.0f}/{r.snapshots[t]}"
+                   for t in tables]]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def draw(rows: list[Minute], out: Path) -> Path | None:
-    """Four panels over minutes: freshness p99, data files, metadata KB, snapshots.
+    """Four panels over minutes: freshness p99, data files, metadata KB, query seconds.
     ``None`` (and a notice) without matplotlib (``pip install -e '.[bench]'``)."""
     if not rows or importlib.util.find_spec("matplotlib") is None:
         print("no chart: matplotlib is not installed (pip install -e '.[bench]')")
@@ -37,15 +66,17 @@ def draw(rows: list[Minute], out: Path) -> Path | None:
 
     minutes = [r.minute + 1 for r in rows]
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
-    axes[0][0].plot(minutes, [r.freshness_p99 or float("nan") for r in rows])
-    axes[0][0].set_title("DWS freshness p99 (s)")
+    for attr, label in (("ods_p99", "ODS"), ("dws_p99", "DWS")):
+        axes[0][0].plot(minutes, [getattr(r, attr) or float("nan") for r in rows], label=label)
+    axes[0][0].set_title("freshness p99 (s)")
+    axes[0][0].legend(fontsize=7)
     for ax, attr, title in ((axes[0][1], "files", "data files"),
                             (axes[1][0], "metadata_kb", "metadata.json (KB)"),
-                            (axes[1][1], "snapshots", "snapshots")):
-        for table in rows[0].files:
-            ax.plot(minutes, [getattr(r, attr)[table] for r in rows], label=table)
+                            (axes[1][1], "query_s", "query over ODS (s)")):
+        for key in getattr(rows[0], attr):
+            ax.plot(minutes, [getattr(r, attr)[key] for r in rows], label=key)
         ax.set_title(title)
-    axes[0][1].legend(fontsize=7)
+        ax.legend(fontsize=7)
     for ax in axes[1]:
         ax.set_xlabel("minute")
     fig.tight_layout()

@@ -1,23 +1,30 @@
-"""What the soak benchmark measures once a minute, and the probes' freshness as it goes.
+"""What the soak benchmark records once a minute, from metadata and two timed queries.
 
-Probe freshness is read *while* the run goes on (new ``dws.product_views`` snapshots
-every few seconds, time-travelled for probe rows) because maintenance expires old
-snapshots: reading them all at the end, as ``benchmarks.dws`` does, would miss some.
+Freshness per minute comes from the probes produced in that minute, traced through the
+flows' markers (:mod:`benchmarks.freshness.trace`) one minute later — while their
+snapshots still exist (expiry keeps ``maintenance.snapshot_retention``, 10 minutes).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
-TABLES = ("lake.ods_behavior.clickevent", "lake.dwd.click_wide", "lake.dws.product_views",
-          "lake.dim_db.products")
-QUERY = "SELECT productId, count(*) FROM lake.ods_behavior.clickevent GROUP BY productId"
+from benchmarks.freshness.trace import Probe, freshness
+
+TABLES = ("ods_behavior.clickevent", "dwd.click_wide", "dws.product_views",
+          "dim_db.products")
+QUERIES = {
+    "count": "SELECT count(*) FROM lake.ods_behavior.clickevent",
+    "group by": "SELECT productId, name, product_price, count(*) FROM "
+                "lake.ods_behavior.clickevent GROUP BY productId, name, product_price",
+}
 
 
 @dataclass
@@ -25,72 +32,55 @@ class Minute:
     """One row of the per-minute table."""
 
     minute: int
-    freshness_p99: float | None
-    files: dict[str, int]
-    metadata_kb: dict[str, float]
-    snapshots: dict[str, int]
-    query_s: float
+    ods_p99: float | None = None
+    dws_p99: float | None = None
+    files: dict[str, int] = field(default_factory=dict)
+    deletes: dict[str, int] = field(default_factory=dict)
+    metadata_kb: dict[str, float] = field(default_factory=dict)
+    snapshots: dict[str, int] = field(default_factory=dict)
+    query_s: dict[str, float] = field(default_factory=dict)
 
 
-def table_numbers(spark: Any, ident: str) -> tuple[int, float, int]:
-    """Data files, current metadata.json size (KB), snapshots of ``ident``."""
-    from icetide.lake.commit import load_table
-
-    try:
-        table = load_table(spark, ident)
-    except Exception:  # not created yet
-        return 0, 0.0, 0
-    snap = table.currentSnapshot()
-    files = int(snap.summary().get("total-data-files") or 0) if snap is not None else 0
-    path = urlparse(str(table.operations().current().metadataFileLocation())).path
+def table_numbers(catalog: Any, name: str) -> tuple[int, int, float, int]:
+    """Data files, delete files, current metadata.json size (KB), snapshots."""
+    table = catalog.load_table(tuple(name.split(".")))
+    snap = table.current_snapshot()
+    summary = snap.summary.additional_properties if snap and snap.summary else {}
+    path = urlparse(str(table.metadata_location)).path
     size = os.path.getsize(path) / 1024 if os.path.exists(path) else 0.0
-    return files, size, sum(1 for _ in table.snapshots())
+    return (int(summary.get("total-data-files", 0)), int(summary.get("total-delete-files", 0)),
+            size, len(table.metadata.snapshots))
 
 
-class ProbeWatch:
-    """Commit time of the first ``views`` snapshot holding each probe (polled)."""
+def query_seconds(settings: Any, catalog: Any) -> dict[str, float]:
+    """Wall seconds of each of :data:`QUERIES` through icetide's DuckDB path."""
+    from icetide.query.duckdb_path import run_duckdb
 
-    def __init__(self, spark: Any, views: str) -> None:
-        self.spark, self.views = spark, views
-        self.seen: dict[str, int] = {}
-        self._done: set[int] = set()
-
-    def poll(self) -> None:
-        from icetide.lake.commit import load_table
-
-        try:
-            table = load_table(self.spark, self.views)
-        except Exception:
-            return
-        snaps = sorted((int(s.timestampMillis()), int(s.snapshotId())) for s in table.snapshots())
-        for ts, sid in snaps:
-            if sid in self._done:
-                continue
-            self._done.add(sid)
-            rows = self.spark.sql(f"SELECT productId FROM {self.views} VERSION AS OF {sid} "
-                                  "WHERE productId LIKE 'probe-%'").collect()
-            for (pid,) in rows:
-                self.seen.setdefault(str(pid), ts)
-
-
-def minute_row(spark: Any, minute: int, lat: list[float]) -> Minute:
-    """The numbers of ``minute`` (freshness from ``lat``, if already known)."""
-    files, meta, snaps = {}, {}, {}
-    for ident in TABLES:
-        short = ident.split(".", 1)[1]
-        files[short], meta[short], snaps[short] = table_numbers(spark, ident)
-    began = time.monotonic()
-    spark.sql(QUERY).collect()
-    query = time.monotonic() - began
-    p99 = float(np.percentile(lat, 99)) if lat else None
-    return Minute(minute, p99, files, meta, snaps, round(query, 3))
-
-
-def freshness_by_minute(sent: dict[str, int], seen: dict[str, int], start_ms: int
-                        ) -> dict[int, list[float]]:
-    """Probe freshness (s) grouped by the minute the probe was produced in."""
-    out: dict[int, list[float]] = {}
-    for pid, at in sent.items():
-        if pid in seen:
-            out.setdefault((at - start_ms) // 60_000, []).append((seen[pid] - at) / 1000)
+    out = {}
+    for name, sql in QUERIES.items():
+        began = time.perf_counter()
+        run_duckdb(settings, sql, catalog=catalog)
+        out[name] = round(time.perf_counter() - began, 3)
     return out
+
+
+def minute_row(settings: Any, catalog: Any, minute: int) -> Minute:
+    """Tables and queries now (freshness is filled in a minute later)."""
+    row = Minute(minute)
+    for name in TABLES:
+        short = name.split(".", 1)[1]
+        (row.files[short], row.deletes[short], row.metadata_kb[short],
+         row.snapshots[short]) = table_numbers(catalog, name)
+    row.query_s = query_seconds(settings, catalog)
+    return row
+
+
+def fill_freshness(catalog: Any, row: Minute, probes: Sequence[Probe], start_ms: int) -> None:
+    """ODS/DWS p99 of the probes produced during ``row.minute``."""
+    mine = [p for p in probes if (p.produced_ms - start_ms) // 60_000 == row.minute]
+    if not mine:
+        return
+    lat = freshness(catalog, mine)
+    for layer, attr in (("ODS", "ods_p99"), ("DWS", "dws_p99")):
+        seen = [v for v in lat[layer] if v is not None]
+        setattr(row, attr, float(np.percentile(seen, 99)) if seen else None)

@@ -110,7 +110,7 @@ class MergeSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
-        if _known_empty(props) or (ROWS not in props and df.isEmpty()):
+        if df.isEmpty():
             commit.commit_marker_only(spark, target, props)
             return {target: Changes()}
         schema = spark.table(target).schema
@@ -158,11 +158,6 @@ class MergeSink:
             return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()
-
-
-def _known_empty(props: Mapping[str, str]) -> bool:
-    """The flow loop counted the batch's rows into the marker: no Spark job to ask again."""
-    return props.get(ROWS) == "0"
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:

@@ -56,12 +56,12 @@ def test_compaction_races_a_merge_flow(spark: SparkSession, icetide_settings: Se
                                        caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     _upstream(spark)
-    loop = FlowLoop(spark, _flow(spark))
+    loop = FlowLoop(spark, _flow(spark), max_failures=1)
     stop, errors = threading.Event(), []
 
     def drive() -> None:
         try:  # one real failure and the flow stops: lost races must not count
-            loop.run_forever(0.05, stop, max_failures=1)
+            loop.run_forever(0.05, stop)
         except BaseException as exc:
             errors.append(exc)
             stop.set()
