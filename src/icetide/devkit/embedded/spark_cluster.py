@@ -73,8 +73,10 @@ class EmbeddedSparkCluster:
         java = check_java()
         if java.java_home is not None:
             env["JAVA_HOME"] = str(java.java_home)
+        # both sides read spark.worker.timeout: workers heartbeat every timeout / 4
+        timeout = f"-Dspark.worker.timeout={WORKER_TIMEOUT_S}"
         env.update({"SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": LOOPBACK,
-                    "SPARK_MASTER_OPTS": f"-Dspark.worker.timeout={WORKER_TIMEOUT_S}",
+                    "SPARK_MASTER_OPTS": timeout, "SPARK_WORKER_OPTS": timeout,
                     "SPARK_NO_DAEMONIZE": "1"})
         return env
 
