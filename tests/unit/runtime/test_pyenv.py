@@ -18,7 +18,7 @@ def test_modes_are_validated_and_read_from_the_environment() -> None:
                                      "ICETIDE_SPARK__PYTHON_ENV__PACKAGES": "rich, orjson"})
     assert s.spark.python_env.mode == "archive"
     assert s.spark.python_env.packages == ["rich", "orjson"]
-    with pytest.raises(ConfigError, match="needs spark.python_env.python"):
+    with pytest.raises(ConfigError, match=r"needs spark\.python_env\.python"):
         load_settings(None, environ={"ICETIDE_SPARK__PYTHON_ENV__MODE": "path"})
     with pytest.raises(ConfigError, match="not a Spark master URL"):
         load_settings(None, environ={"ICETIDE_SPARK__MASTER": "spark:/typo"})
