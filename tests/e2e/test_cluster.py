@@ -123,7 +123,7 @@ def test_clickstream_on_cluster_survives_worker_and_driver_kills(
     args = ("--trigger-interval", "1", "--conf", "clickstream.dims=cdc")
     with EmbeddedBroker(None, tmp_path / "broker") as broker:
         env = _cluster_env(pipeline_env(home, broker.bootstrap, shop), cluster, pyenv_home)
-        producers = Producers(broker.bootstrap, shop)
+        producers = Producers(broker.bootstrap, shop, CLICKS)
         producers.start()
         try:
             _worker_kill(env, tmp_path / "run-0.log", cluster, args)

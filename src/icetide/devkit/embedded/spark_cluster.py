@@ -103,12 +103,18 @@ class EmbeddedSparkCluster:
     def start_worker(self, i: int, wait: bool = True, timeout: float = 120) -> None:
         """(Re)start worker ``i``; with ``wait``, until the master lists it ALIVE."""
         self.work_dir(i).mkdir(parents=True, exist_ok=True)
+        port = free_port()  # a new port: the master may still list the old one as ALIVE
         self._workers[i] = self._spawn(
-            f"worker-{i}", f"{_DEPLOY}.worker.Worker", "--host", LOOPBACK,
+            f"worker-{i}", f"{_DEPLOY}.worker.Worker", "--host", LOOPBACK, "--port", str(port),
             "--webui-port", str(free_port()), "--cores", str(self.cores),
             "--memory", self.memory, "--work-dir", str(self.work_dir(i)), self.master)
-        if wait:
-            self.wait_workers(self.alive_workers() + 1, timeout)
+        deadline = time.monotonic() + timeout
+        while wait and not any(w.get("port") == port and w.get("state") == "ALIVE"
+                               for w in self.state().get("workers", [])):
+            if time.monotonic() > deadline:
+                raise RuntimeSetupError(f"Spark worker {i} not ALIVE after {timeout:.0f}s: "
+                                        f"see {self.root / f'worker-{i}.log'}")
+            time.sleep(0.3)
 
     def kill_worker(self, i: int) -> None:
         """SIGKILL worker ``i`` with its executor and Python workers (a lost node)."""
