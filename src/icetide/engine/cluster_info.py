@@ -19,15 +19,17 @@ EXECUTORS_KEY = "executors"
 
 
 def executors(spark: SparkSession) -> list[str]:
-    """The active executors as ``id@host:port`` (the driver left out), in id order."""
+    """The active executors as ``id@host:port``, in id order: on a cluster without the
+    driver; with a ``local`` master the driver itself (it runs the tasks)."""
     jsc = spark.sparkContext._jsc
     if jsc is None:
         return []
+    local = (spark.sparkContext.master or "").startswith("local")
     found = jsc.sc().statusStore().executorList(True)
     out = []
     for i in range(found.size()):
         summary = found.apply(i)
-        if summary.id() != "driver":
+        if local or summary.id() != "driver":
             out.append(f"{summary.id()}@{summary.hostPort()}")
     return sorted(out, key=lambda e: (len(e.split("@")[0]), e))
 
