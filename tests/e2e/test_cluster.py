@@ -49,7 +49,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.
 __all__ = ["lake", "shop"]  # fixtures shared with test_clickstream_kill9
 
 #: clicks flow until the kills are done (batches keep coming however slow Spark starts)
-CLICKS = GenOptions(count=0, rate=40, bad_ratio=0.02, seed=5)
+CLICKS = GenOptions(count=0, rate=15, bad_ratio=0.02, seed=5)
 COMMITTED = b"clickevent: +"
 
 
