@@ -35,7 +35,7 @@ def executors(spark: SparkSession) -> list[str]:
 
 
 def runtime_extra(spark: SparkSession) -> dict[str, str]:
-    """The marker keys naming the master and the executors (local mode: none)."""
+    """The marker keys naming the master and the executors."""
     master = spark.sparkContext.master or ""
     return {MASTER_KEY: master, EXECUTORS_KEY: ",".join(executors(spark))}
 
