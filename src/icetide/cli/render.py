@@ -38,11 +38,23 @@ def _expectations(row: TableStatus) -> str:
     return "\n".join(parts) or "-"
 
 
+def runs_on(rows: Sequence[TableStatus]) -> str | None:
+    """``runs on <master> · N executors: …`` from the newest commits (None: unknown)."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for row in rows:
+        if row.master:
+            seen[row.master] = row.executors
+    parts = [f"{master} · {len(ex)} executor{'s' * (len(ex) != 1)}"
+             + (": " + ", ".join(ex) if ex else "") for master, ex in seen.items()]
+    return "runs on " + "; ".join(parts) if parts else None
+
+
 def status_table(rows: Sequence[TableStatus], now: float | None = None,
                  title: str | None = None) -> Table:
-    """The full table of ``icetide status``."""
+    """The full table of ``icetide status``; its caption names the Spark master and
+    executors of the newest commits."""
     now = time.time() if now is None else now
-    table = Table(title=title, header_style="bold")
+    table = Table(title=title, header_style="bold", caption=runs_on(rows))
     for column in ("table", "last commit", "rows last/total", "freshness", "target",
                    "status", "mode", "dead letters", "expectations", "source lag", "files"):
         table.add_column(column)

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from icetide.config import Settings
+from icetide.engine.cluster_info import track_runtime
 from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
@@ -161,6 +162,7 @@ class PipelineRun:
         with self.leases():
             for flow in self.compile_all():
                 loop = FlowLoop(self.spark, flow)
+                track_runtime([loop])
                 loop.summary_extra.update(once_summary(self.freshness_target(flow)))
                 results = loop.run_until_caught_up()
                 for result in results:
@@ -181,7 +183,8 @@ class PipelineRun:
         is set; the first flow error stops them all."""
         with self.leases():
             slots = self.slots(self.compile_all())
-            DagScheduler(self.spark, slots, self.concurrency(), on_batch,
+            on_committed = track_runtime([slot.loop for slot in slots], on_batch)
+            DagScheduler(self.spark, slots, self.concurrency(), on_committed,
                          self._record_error, upkeep=self._upkeep()).run(stop)
 
     def _upkeep(self) -> Upkeep | None:

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
+import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from icetide.config import Settings
+from icetide.config import Settings, SparkConfig
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_catalog
 from icetide.runtime.jars import default_jar_cache, ensure_jars
 from icetide.runtime.java import check_java
+from icetide.runtime.pyenv import executor_python
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,34 @@ def _log4j_config(cache_dir: Path) -> Path:
     return path
 
 
+def _loopback_master(master: str) -> bool:
+    """A master whose executors run on this machine: local, or a cluster on loopback."""
+    return master.startswith("local") or bool(
+        re.match(r"^spark://(127\.0\.0\.1|localhost)(:\d+)?$", master))
+
+
+def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
+    """Where executors reach the driver, and the executors' size."""
+    conf: dict[str, str] = {}
+    host = spark.driver_host or ("127.0.0.1" if _loopback_master(spark.master) else None)
+    if host is not None:
+        conf["spark.driver.bindAddress"] = host
+        conf["spark.driver.host"] = host
+    for key, value in (("spark.executor.memory", spark.executor_memory),
+                       ("spark.executor.cores", spark.executor_cores),
+                       ("spark.cores.max", spark.max_cores)):
+        if value is not None:
+            conf[key] = str(value)
+    return conf
+
+
 def spark_conf(
-    settings: Settings, jars: Sequence[Path], log4j: Path | None = None
+    settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
+    python_conf: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The complete Spark conf for ``settings`` (pure: no JVM). User ``spark.conf`` wins."""
+    """The complete Spark conf for ``settings`` (pure: no JVM). ``python_conf`` is the
+    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`).
+    User ``spark.conf`` wins."""
     spark = settings.spark
     conf = {
         "spark.master": spark.master,
@@ -99,9 +124,8 @@ def spark_conf(
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
-    if spark.master.startswith("local"):
-        conf["spark.driver.bindAddress"] = "127.0.0.1"
-        conf["spark.driver.host"] = "127.0.0.1"
+    conf.update(_cluster_conf(spark))
+    conf.update(python_conf or {})
     if log4j is not None:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile=file:{log4j}"
     conf.update(catalog_conf(settings))
@@ -126,10 +150,11 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     cache = default_jar_cache(settings)
     jars = [*ensure_jars(cache), *catalog_jars(settings), *extra_jars]
     prepare_catalog(settings)
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    if settings.spark.master.startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    conf = spark_conf(settings, jars, _log4j_config(cache))
+    python, python_conf = executor_python(settings)
+    os.environ["PYSPARK_PYTHON"] = python
+    if _loopback_master(settings.spark.master):
+        os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
+    conf = spark_conf(settings, jars, _log4j_config(cache), python_conf)
     log.debug("Spark conf: %s", redacted(conf))
     builder = SparkSession.builder
     for key, value in conf.items():

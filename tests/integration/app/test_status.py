@@ -86,6 +86,9 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
     assert clicks.target_s == 3600 and clicks.warn_s == 1800
     assert clicks.freshness_s is not None and clicks.freshness_s < 600
     assert clicks.state == "ok" and clicks.mode == "once"
+    # where it ran (local mode: the driver runs the tasks; a cluster: tests/e2e/test_cluster)
+    assert clicks.master == spark.sparkContext.master
+    assert [e.split("@")[0] for e in clicks.executors] == ["driver"]
     assert clicks.expectations["long_visit"]["failed"] == first.valid  # expendTime >= 0
     [lag] = clicks.lag
     assert lag.source == f"kafka:{topic}" and lag.unit == "messages" and lag.behind == 40

@@ -26,3 +26,14 @@ def test_multi_table_cdc_batch_names_each_table() -> None:
                              "lake.db.products": Changes(0, 1, 0)}))
     assert line == ("db.orders +1 inserted, ~2 updated, -3 deleted; "
                     "db.products +0 inserted, ~1 updated, -0 deleted")
+
+
+def test_status_caption_names_master_and_executors() -> None:
+    from icetide.app.status import TableStatus
+    from icetide.cli.render import runs_on
+
+    rows = [TableStatus(table="a.b", master="spark://127.0.0.1:7077",
+                        executors=("0@127.0.0.1:1", "1@127.0.0.1:2")), TableStatus(table="c.d")]
+    assert runs_on(rows) == ("runs on spark://127.0.0.1:7077 · 2 executors: "
+                             "0@127.0.0.1:1, 1@127.0.0.1:2")
+    assert runs_on([TableStatus(table="c.d")]) is None

@@ -115,6 +115,13 @@ function renderLists(state) {
   const lags = [...seen.values()];
   $("#source-lag").replaceChildren(...(lags.length ? lags.map((t) => el("li", {}, t))
     : [el("li", { class: "muted" }, "none")]));
+  const runs = new Map();  // master -> executors of its newest commit
+  for (const r of state.status) if (r.master) runs.set(r.master, r.executors || []);
+  const items = [...runs].map(([master, execs]) => el("li", { "data-master": master },
+    `${master} · ${execs.length} executor${execs.length === 1 ? "" : "s"}` +
+    (execs.length ? `: ${execs.join(", ")}` : "")));
+  $("#runs-on").replaceChildren(...(items.length ? items
+    : [el("li", { class: "muted" }, "unknown")]));
 }
 
 function renderChart(state) {
