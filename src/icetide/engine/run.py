@@ -207,7 +207,8 @@ class PipelineRun:
         for flow in flows:
             loop = FlowLoop(self.spark, flow, self.settings.flows.max_failures)
             pacer = FreshnessPacer(loop, self.freshness_target(flow), self.trigger_interval())
-            slots.append(Slot(loop, pacer, self.trigger_interval(), polls=True))
+            slots.append(Slot(loop, pacer, max(self.trigger_interval(), flow.min_spacing),
+                              polls=True))
         inputs = {f.name: frozenset(t for src in f.sources.values() for t in src.lake_inputs())
                   for f in flows}
         outputs = {f.name: frozenset((f.target, *f.side_tables, *f.sink.side_tables()))

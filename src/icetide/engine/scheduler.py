@@ -238,7 +238,7 @@ class DagScheduler:
             slot.next_start = slot.next_poll = now + tried.retry_in
             return
         result = tried.result
-        slot.spacing = slot.pacer(result)
+        slot.spacing = max(slot.pacer(result), slot.loop.flow.min_spacing)
         slot.behind = result is not None and not result.caught_up
         if result is None:  # nothing new: the spacing bounds commits, not looks
             slot.next_poll = now + slot.poll_gap()

@@ -84,6 +84,9 @@ class Flow:
     config: Mapping[str, Any] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     checker: Checker | None = None
+    #: Least seconds between two batch starts in a continuous run, whatever the trigger
+    #: interval (a materialized view's ``icetide.refresh-interval``); ``--once`` ignores it.
+    min_spacing: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,13 @@ batch ``[committed ids, current ids)``. The refresh reads every input *at the pl
 snapshot id* (see :mod:`icetide.engine.compile.refresh`), so a replay of the same range
 computes the same result, and the overwrite commit carries the new ids as its marker.
 
-``min_interval`` throttles refreshes in continuous mode (a schedule): after a refresh
-was planned, the next one is planned no sooner than ``min_interval`` seconds later.
-The first ``plan`` of a process is never throttled, so ``--once`` always refreshes a
-stale view.
+How often a continuous run refreshes (``icetide.refresh-interval``) is the pipeline
+scheduler's business (the flow's minimum spacing, :attr:`icetide.flows.loop.Flow.
+min_spacing`), not the source's: ``--once`` and a drain always refresh a stale view.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,21 +29,16 @@ if TYPE_CHECKING:
 class SnapshotIdsSource(Source[SnapshotIdsPosition]):
     """Changes of a set of tables' current snapshots; key ``refresh:<target>``."""
 
-    def __init__(self, spark: SparkSession, target: str, inputs: Sequence[str],
-                 min_interval: float = 0.0) -> None:
+    def __init__(self, spark: SparkSession, target: str, inputs: Sequence[str]) -> None:
         if not inputs:
             raise SourceError(
                 f"materialized view {target} reads no table with dp.read(): a refresh has "
                 "nothing to watch; read its inputs with dp.read('db.table')"
             )
-        if min_interval < 0:
-            raise SourceError(f"min_interval={min_interval!r} for {target} must be >= 0 seconds")
         self.spark = spark
         self.target = target
         self.inputs = tuple(sorted(set(inputs)))
-        self.min_interval = min_interval
         self.key = f"refresh:{target}"
-        self._last_planned: float | None = None
 
     def initial_position(self) -> SnapshotIdsPosition:
         return {}
@@ -69,14 +62,10 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
 
     def plan(self, start: SnapshotIdsPosition, max_records: int | None = None
             ) -> BatchRange[SnapshotIdsPosition] | None:
-        now = time.monotonic()
-        if self._last_planned is not None and now - self._last_planned < self.min_interval:
-            return None
         end = self.current()
         changed = self._changed(start, end)
         if not changed:
             return None
-        self._last_planned = now
         return BatchRange(start, end, changed, {"changed": changed})
 
     def plan_to(self, start: SnapshotIdsPosition, end: SnapshotIdsPosition

@@ -44,10 +44,12 @@ class _Table(Source[dict[str, Any]]):
 class _Loop(FlowLoop):
     """A flow loop whose n-th batch returns ``script(n)``; it records when each began."""
 
-    def __init__(self, name: str, reads: str | None, script: Script) -> None:
+    def __init__(self, name: str, reads: str | None, script: Script,
+                 min_spacing: float = 0.0) -> None:
         src = _Table(reads)
         flow = Flow(name=name, target=f"lake.{name}", sources={src.key: src},
-                    transform=lambda ctx: None)  # type: ignore[arg-type,return-value]
+                    transform=lambda ctx: None,  # type: ignore[arg-type,return-value]
+                    min_spacing=min_spacing)
         super().__init__(None, flow, max_failures=2)  # type: ignore[arg-type]
         self.script = script
         self.starts: list[float] = []
@@ -138,6 +140,12 @@ def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None
     _run([slot], until=lambda: len(a.starts) >= 3)
     assert a.starts[1] - a.starts[0] < 0.5  # behind: next batch at once
     assert a.starts[2] - a.starts[1] >= 1.5  # caught up: the spacing holds
+
+
+def test_a_flows_own_minimum_spacing_wins_over_the_trigger() -> None:
+    view = _Loop("view", None, lambda n: _result("view"), min_spacing=1.5)
+    _run([_slot(view, 0.1)], until=lambda: len(view.starts) >= 2)
+    assert view.starts[1] - view.starts[0] >= 1.5  # a materialized view's refresh-interval
 
 
 def test_the_tightest_freshness_target_goes_first_when_workers_are_scarce() -> None:

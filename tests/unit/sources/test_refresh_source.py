@@ -25,8 +25,6 @@ def test_key_inputs_and_replan() -> None:
 def test_rejects_views_without_inputs_and_stale_positions() -> None:
     with pytest.raises(SourceError, match=r"lake\.ads\.r reads no table with dp\.read"):
         SnapshotIdsSource(NO_SPARK, "lake.ads.r", [])
-    with pytest.raises(SourceError, match="min_interval=-1"):
-        SnapshotIdsSource(NO_SPARK, "lake.ads.r", ["lake.a.b"], min_interval=-1)
     src = SnapshotIdsSource(NO_SPARK, "lake.ads.r", ["lake.a.b"])
     with pytest.raises(SourceError, match=r"\['lake\.x\.y'\].*drop the view"):
         src.plan_to({}, {"lake.x.y": 1})

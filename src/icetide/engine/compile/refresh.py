@@ -11,8 +11,9 @@ A materialized view is a Spark *batch* job whose result replaces the table:
   the whole result and the marker (input snapshot ids).
 
 So ``icetide run --once`` refreshes stale views after the flows feeding them, and the
-continuous mode refreshes a view on the trigger interval whenever an input changed, no
-more often than the table property ``icetide.refresh-interval`` (e.g. ``"1 minute"``).
+continuous mode refreshes a view right after an input changed, no more often than the
+table property ``icetide.refresh-interval`` (e.g. ``"1 minute"``: the flow's minimum
+spacing in the pipeline scheduler).
 """
 
 from __future__ import annotations
@@ -77,8 +78,7 @@ def compile_materialized_view(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow
         )
     table = ctx.graph.table(spec.target)
     ident = ctx.ensure_target(table, found)
-    source = SnapshotIdsSource(ctx.spark, ident, [ctx.qualify(t) for t in found.inputs],
-                               _refresh_interval(ctx, spec))
+    source = SnapshotIdsSource(ctx.spark, ident, [ctx.qualify(t) for t in found.inputs])
     query = spec.query
     assert query is not None
 
@@ -93,5 +93,6 @@ def compile_materialized_view(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow
         name=spec.name, target=ident, sources={source.key: source}, transform=transform,
         sink=OverwriteSink(), event_time_column=event_time_column(table),
         catalog=ctx.catalog, config=ctx.graph.spec.configuration, aliases=ctx.aliases,
+        min_spacing=_refresh_interval(ctx, spec),
     )
     return flow, found.inputs
