@@ -130,8 +130,9 @@ class FlowLoop:
         self.failures = 0
         #: Extra marker keys the driver sets (e.g. the chosen refresh mode).
         self.summary_extra: dict[str, str] = {}
-        #: End of the batch this loop committed last (``None`` after a failure): while
-        #: the next start equals it, no side table can hold a half-committed batch.
+        #: End of the batch this loop committed last (``None`` before the first commit and
+        #: once a batch starts writing): the next batch starts there without reading the
+        #: markers, and no side table can hold a half-committed batch.
         self._committed_end: dict[str, Any] | None = None
         self._side_exists: set[str] = set()  # side tables seen to exist (never dropped)
         #: The marker end the current batch was planned from (None: no marker yet).
@@ -147,6 +148,23 @@ class FlowLoop:
             key: done[key] if key in done else src.initial_position()
             for key, src in self.flow.sources.items()
         }
+
+    def _resume(self) -> tuple[dict[str, Any], dict[str, Any] | None, set[str]]:
+        """Where the next batch starts, a half-committed batch to finish (its end) and the
+        side tables already holding it.
+
+        After this loop's own commit (and after batches that found nothing since) the
+        position is the end it committed: no marker is read — a flow's lease keeps other
+        runs of it away, and :meth:`check_still_newest` still reads the marker once before
+        any commit. Otherwise (first batch, after a failure) the markers say.
+        """
+        known = self._committed_end
+        if known is not None:
+            self._planned_from = known
+            return dict(known), None, set()
+        start = self.committed_start()
+        pending_end, sides_done = self.pending_side_batch(start)
+        return start, pending_end, sides_done
 
     def all_side_tables(self) -> tuple[str, ...]:
         """Side tables of the transform (dead letters) and of the sink (changelog)."""
@@ -204,12 +222,7 @@ class FlowLoop:
         """Plan, transform and commit one batch; ``None`` when there was nothing to do."""
         began, phases = time.monotonic(), Phases()
         with phases("position"):
-            start = self.committed_start()
-            last, self._committed_end = self._committed_end, None
-            if last is not None and same_position(last, start):  # we committed up to here
-                pending_end, sides_done = None, set[str]()
-            else:
-                pending_end, sides_done = self.pending_side_batch(start)
+            start, pending_end, sides_done = self._resume()
         if pending_end is not None:
             log.info("flow %s: finishing half-committed batch %s → %s",
                      self.flow.name, start, pending_end)
@@ -221,6 +234,7 @@ class FlowLoop:
         ctx = BatchContext(self.spark, self.flow.name, self.flow.catalog, self.flow.sources,
                            batches, self.flow.config, self.flow.aliases)
         jobs = JobCounter(self.spark, self.flow.name)
+        self._committed_end = None  # writing: until the commit, the tables say where we are
         try:
             with bound(ctx), phases("transform"):
                 out = self.flow.transform(ctx)
