@@ -58,6 +58,15 @@ function lagText(lag, full) {
   return `${lag.source}: ${behind} ${lag.unit} behind`;
 }
 
+function storageCell(st) {
+  // data files · average size · delete files · snapshots; last maintenance on hover
+  if (!st || st.data_files == null) return el("td", { "data-field": "storage" }, "-");
+  const mb = st.avg_file_bytes == null ? "?" : (st.avg_file_bytes / 1048576).toFixed(1) + " MB";
+  const when = st.last_maintenance_ms ? new Date(st.last_maintenance_ms).toLocaleTimeString() : "never";
+  return el("td", { "data-field": "storage", title: `last maintenance: ${when}` },
+    `${st.data_files} files · ${mb} · ${st.delete_files ?? 0} deletes · ${st.snapshots ?? "?"} snaps`);
+}
+
 function renderTables(state) {
   const body = $("#tables tbody");
   body.replaceChildren();
@@ -66,7 +75,7 @@ function renderTables(state) {
     const tr = el("tr", { "data-table": row.table });
     tr.append(el("td", {}, row.table));
     if (!row.exists) {
-      tr.append(el("td", { colSpan: 9, class: "muted" }, "not created"));
+      tr.append(el("td", { colSpan: 11, class: "muted" }, "not created"));
       body.append(tr);
       continue;
     }
@@ -79,6 +88,8 @@ function renderTables(state) {
     tr.append(numCell("commits_per_min", act ? act.commits_per_min : null));
     tr.append(el("td", { class: "num", "data-field": "freshness_s" }, secs(row.freshness_s)));
     tr.append(el("td", { "data-field": "target" }, target(row)), expectations(row));
+    tr.append(el("td", { class: "num", "data-field": "batch_s" }, secs(row.batch_s)));
+    tr.append(storageCell(row.storage));
     tr.append(deadLetterCell(row, act));
     tr.append(el("td", { "data-field": "lag", title: row.lag.map((l) => lagText(l, true)).join("\n") },
       row.lag.map((l) => lagText(l, false)).join("; ") || "-"));
