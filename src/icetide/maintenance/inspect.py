@@ -65,11 +65,20 @@ def catalog_tables(spark: SparkSession, catalog: str) -> list[str]:
     """Every table of ``catalog`` as ``catalog.db.table``."""
     out: list[str] = []
     for ns in spark.sql(f"SHOW NAMESPACES IN {quote_ident(catalog)}").collect():
-        db = str(ns[0])
+        db = _unquoted(str(ns[0]))
+        if db.startswith("."):  # a Hadoop warehouse lists every folder, e.g. .icetide-leases
+            continue
         rows = spark.sql(f"SHOW TABLES IN {quote_ident(catalog)}.{quote_ident(db)}").collect()
         out.extend(f"{catalog}.{db}.{row['tableName']}" for row in rows
                    if not row["isTemporary"])
     return sorted(out)
+
+
+def _unquoted(name: str) -> str:
+    """A namespace name as SHOW NAMESPACES prints it (back-quoted when it needs it)."""
+    if len(name) >= 2 and name.startswith("`") and name.endswith("`"):
+        return name[1:-1].replace("``", "`")
+    return name
 
 
 def newest_marks(spark: SparkSession, ident: str) -> list[FlowMark]:
