@@ -51,7 +51,7 @@ dp.create_streaming_table(
     comment="Views and exact unique visitors per product, maintained incrementally",
     primary_key=["productId"],
     merge_engine=dp.aggregation(views="sum", uv="sum", _seq="max"),
-    freshness="1 minute",
+    freshness="10 seconds",
 )
 
 
