@@ -21,6 +21,7 @@ from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.business import BusinessOptions, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+from icetide.runtime.metastore.service import stop_metastore
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
@@ -175,6 +176,7 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                     finish(catalog, result)
             if reconcile:
                 result.checks = _reconcile(settings, shop, src, load, result.clicks)
+        stop_metastore(settings)  # the pipeline started the home's catalog service
     return result
 
 

@@ -15,6 +15,7 @@ from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import BatchResult, FlowLoop
+from icetide.runtime.metastore.service import stop_metastore
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +93,10 @@ def _pipeline(home: Path, conf: dict[str, str] | None = None
                 def feed(size: int) -> None:
                     produce_clicks(broker.bootstrap, TOPIC, GenOptions(count=size, seed=size))
                     _updates(shop, size)
-                yield spark, loops, feed
+                try:
+                    yield spark, loops, feed
+                finally:
+                    stop_metastore(settings)  # the home's catalog service, started by Spark
 
 
 def profile(home: Path, sizes: tuple[int, int], repeat: int,
