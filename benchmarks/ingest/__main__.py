@@ -114,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
         seconds = time.perf_counter() - began
         icetide = sum(r.rows_in for r in results) / seconds
         lat = _freshness(spark, flow, bs, a)
+        from icetide.runtime.metastore.service import stop_metastore
+
+        stop_metastore(Settings(home=Path(tmp) / "home"))  # the home's catalog service
     p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
     body = f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
 {a.partitions} --max-records {a.max_records} --fresh-rate {a.fresh_rate:.0f} --trigger {a.trigger}`
