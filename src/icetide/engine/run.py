@@ -211,8 +211,7 @@ class PipelineRun:
                               polls=True))
         inputs = {f.name: frozenset(t for src in f.sources.values() for t in src.lake_inputs())
                   for f in flows}
-        outputs = {f.name: frozenset((f.target, *f.side_tables, *f.sink.side_tables()))
-                   for f in flows}
+        outputs = {f.name: frozenset(f.writes()) for f in flows}
         link(slots, inputs, outputs)
         for slot in slots:
             slot.writes = outputs[slot.name]

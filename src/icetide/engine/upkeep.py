@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from icetide.flows.loop import Flow, FlowLoop
+from icetide.flows.loop import Flow
 from icetide.maintenance import Maintainer, MaintenanceReport
 
 if TYPE_CHECKING:
@@ -34,9 +34,7 @@ def written_tables(flows: list[Flow]) -> list[str]:
     """Targets and side tables (dead letters, changelogs) of ``flows``, in order."""
     out: dict[str, None] = {}
     for flow in flows:
-        out[flow.target] = None
-        for side in FlowLoop.all_side_tables_of(flow):
-            out[side] = None
+        out.update(dict.fromkeys(flow.writes()))
     return list(out)
 
 

@@ -88,6 +88,11 @@ class Flow:
     #: interval (a materialized view's ``icetide.refresh-interval``); ``--once`` ignores it.
     min_spacing: float = 0.0
 
+    def writes(self) -> tuple[str, ...]:
+        """The lake tables the flow commits to: its target, then the transform's side
+        tables (dead letters) and the sink's (a changelog)."""
+        return (self.target, *self.side_tables, *self.sink.side_tables())
+
 
 @dataclass(frozen=True)
 class BatchResult:
@@ -168,11 +173,7 @@ class FlowLoop:
 
     def all_side_tables(self) -> tuple[str, ...]:
         """Side tables of the transform (dead letters) and of the sink (changelog)."""
-        return self.all_side_tables_of(self.flow)
-
-    @staticmethod
-    def all_side_tables_of(flow: Flow) -> tuple[str, ...]:
-        return (*flow.side_tables, *flow.sink.side_tables())
+        return self.flow.writes()[1:]
 
     def pending_side_batch(
         self, start: Mapping[str, Any]

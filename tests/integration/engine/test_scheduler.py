@@ -5,6 +5,7 @@ scheduled refreshes in a real run."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -58,21 +59,29 @@ def _commit_times(spark: SparkSession, ident: str) -> list[int]:
         f"SELECT committed_at FROM {ident}.snapshots ORDER BY committed_at").collect()]
 
 
+def _run(spark: SparkSession, settings: Settings, folder: Path, trigger: float,
+         on_batch: Callable[[BatchResult], None], stop: threading.Event) -> None:
+    """The pipeline continuously until ``on_batch`` sets ``stop`` (at most 120 s)."""
+    timer = threading.Timer(120, stop.set)
+    timer.start()
+    try:
+        with PipelineRun(spark, settings, load_pipeline(folder),
+                         trigger_interval=trigger) as run:
+            run.run_forever(stop, on_batch)
+    finally:
+        timer.cancel()
+
+
 def test_an_upstream_commit_starts_the_next_hop_at_once(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
     _source(spark, "events")
-    graph = load_pipeline(_pipeline(tmp_path, "hops", HOPS))
     stop = threading.Event()
 
     def on_batch(result: BatchResult) -> None:
         if result.flow == "sch_dws.hop2":
             stop.set()
 
-    timer = threading.Timer(120, stop.set)
-    timer.start()
-    with PipelineRun(spark, icetide_settings, graph, trigger_interval=60) as run:
-        run.run_forever(stop, on_batch)
-    timer.cancel()
+    _run(spark, icetide_settings, _pipeline(tmp_path, "hops", HOPS), 60, on_batch, stop)
     [hop1] = _commit_times(spark, "lake.sch_dwd.hop1")
     [hop2] = _commit_times(spark, "lake.sch_dws.hop2")
     # with a timer per flow, hop2's first look finds nothing and the next is 60 s later
@@ -83,7 +92,6 @@ def test_an_upstream_commit_starts_the_next_hop_at_once(
 def test_a_loose_target_runs_scheduled_refreshes(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
     _source(spark, "slow")
-    graph = load_pipeline(_pipeline(tmp_path, "loose", LOOSE))
     stop = threading.Event()
     batches: list[BatchResult] = []
 
@@ -94,11 +102,7 @@ def test_a_loose_target_runs_scheduled_refreshes(
         else:
             stop.set()
 
-    timer = threading.Timer(120, stop.set)
-    timer.start()
-    with PipelineRun(spark, icetide_settings, graph, trigger_interval=0.5) as run:
-        run.run_forever(stop, on_batch)
-    timer.cancel()
+    _run(spark, icetide_settings, _pipeline(tmp_path, "loose", LOOSE), 0.5, on_batch, stop)
     assert len(batches) == 2
     marker = commit.last_marker(spark, "lake.sch_dws.loose", "sch_dws.loose")
     assert marker is not None
