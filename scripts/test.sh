@@ -8,4 +8,5 @@ export ICETIDE_JAR_CACHE=${ICETIDE_JAR_CACHE:-$HOME/.cache/icetide/jars}
 "$VENV/bin/mypy" --no-error-summary
 # Layer rules (pyproject.toml [tool.importlinter]): no cycles, no pyspark in the core.
 "$VENV/bin/lint-imports" --no-cache >/dev/null || "$VENV/bin/lint-imports" --no-cache
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
+# --durations: the CI log names the slowest tests (the suite aims at < 30 min)
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=40 "$@"

@@ -66,6 +66,8 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool) -> dict[s
     if deletes_heavy:
         options["delete-ratio-threshold"] = str(policy.delete_ratio)
         options["delete-file-threshold"] = "1"
+        # deletes left pointing at rewritten files would count (and be read) forever
+        options["remove-dangling-deletes"] = "true"
     return options
 
 

@@ -45,6 +45,7 @@ def test_compaction_options_apply_deletes_when_heavy() -> None:
     assert "delete-ratio-threshold" not in compaction_options(BASE, deletes_heavy=False)
     options = compaction_options(BASE, deletes_heavy=True)
     assert options["delete-ratio-threshold"] == "0.1"
+    assert options["remove-dangling-deletes"] == "true"
     assert options["partial-progress.enabled"] == "true"
 
 
