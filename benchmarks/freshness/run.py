@@ -188,7 +188,7 @@ def _reconcile(settings: Settings, shop: Any, src: Path, load: Load, clicks: int
     with _pipeline(settings, shop, src, load, once=True) as proc:
         proc.wait()
     spark = get_spark(settings)
-    return reconcile_lake(spark, settings.catalog.name, LakeCounts(clicks, 0), shop)
+    return list(reconcile_lake(spark, settings.catalog.name, LakeCounts(clicks, 0), shop))
 
 
 def _produce(catalog: Any, bs: str, shop: Any, load: Load, sampler: Sampler | None

@@ -25,11 +25,18 @@ def verdict(rows: list[Minute]) -> str:
     lines = [f"DWS freshness p99, worst minute: first 10 minutes {_p99(first, 'dws_p99')}s, "
              f"last 10 {_p99(last, 'dws_p99')}s (ratio "
              f"{_ratio(_p99(last, 'dws_p99'), _p99(first, 'dws_p99'))}; target ≤ 1.2)"]
-    for name in rows[9].query_s:
-        lines.append(f"`{name}` over ODS: minute 10 {rows[9].query_s[name]:.2f}s, end "
-                     f"{rows[-1].query_s[name]:.2f}s (ratio "
-                     f"{_ratio(rows[-1].query_s[name], rows[9].query_s[name])}; target ≤ 1.2)")
+    ten, end = rows[9], rows[-1]
+    for name in ten.query_s:
+        lines.append(f"`{name}` over ODS: minute 10 {ten.query_s[name]:.2f}s, end "
+                     f"{end.query_s[name]:.2f}s (ratio "
+                     f"{_ratio(end.query_s[name], ten.query_s[name])}; target ≤ 1.2); per "
+                     f"million rows ({ten.ods_rows:,} → {end.ods_rows:,} rows): ratio "
+                     f"{_ratio(_per_mrow(end, name), _per_mrow(ten, name))}")
     return "\n\n".join(lines)
+
+
+def _per_mrow(row: Minute, query: str) -> float | None:
+    return row.query_s[query] / row.ods_rows * 1e6 if row.ods_rows else None
 
 
 def markdown_table(rows: list[Minute]) -> str:
@@ -37,11 +44,11 @@ def markdown_table(rows: list[Minute]) -> str:
     if not rows:
         return "(no full minute measured)"
     tables, queries = list(rows[0].files), list(rows[0].query_s)
-    head = ["min", "ODS p99 s", "DWS p99 s", *[f"{q} s" for q in queries],
+    head = ["min", "ODS p99 s", "DWS p99 s", "ODS rows", *[f"{q} s" for q in queries],
             *[f"{t} files/deletes/meta KB/snaps" for t in tables]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [str(r.minute + 1), _fmt(r.ods_p99), _fmt(r.dws_p99),
+        cells = [str(r.minute + 1), _fmt(r.ods_p99), _fmt(r.dws_p99), f"{r.ods_rows:,}",
                  *[f"{r.query_s[q]:.2f}" for q in queries],
                  *[f"{r.files[t]}/{r.deletes[t]}/{r.metadata_kb[t]:.0f}/{r.snapshots[t]}"
                    for t in tables]]

@@ -39,17 +39,18 @@ class Minute:
     metadata_kb: dict[str, float] = field(default_factory=dict)
     snapshots: dict[str, int] = field(default_factory=dict)
     query_s: dict[str, float] = field(default_factory=dict)
+    ods_rows: int = 0
 
 
-def table_numbers(catalog: Any, name: str) -> tuple[int, int, float, int]:
-    """Data files, delete files, current metadata.json size (KB), snapshots."""
+def table_numbers(catalog: Any, name: str) -> tuple[int, int, float, int, int]:
+    """Data files, delete files, current metadata.json size (KB), snapshots, records."""
     table = catalog.load_table(tuple(name.split(".")))
     snap = table.current_snapshot()
     summary = snap.summary.additional_properties if snap and snap.summary else {}
     path = urlparse(str(table.metadata_location)).path
     size = os.path.getsize(path) / 1024 if os.path.exists(path) else 0.0
     return (int(summary.get("total-data-files", 0)), int(summary.get("total-delete-files", 0)),
-            size, len(table.metadata.snapshots))
+            size, len(table.metadata.snapshots), int(summary.get("total-records", 0)))
 
 
 def query_seconds(settings: Any, catalog: Any) -> dict[str, float]:
@@ -70,7 +71,9 @@ def minute_row(settings: Any, catalog: Any, minute: int) -> Minute:
     for name in TABLES:
         short = name.split(".", 1)[1]
         (row.files[short], row.deletes[short], row.metadata_kb[short],
-         row.snapshots[short]) = table_numbers(catalog, name)
+         row.snapshots[short], records) = table_numbers(catalog, name)
+        if short == "clickevent":
+            row.ods_rows = records
     row.query_s = query_seconds(settings, catalog)
     return row
 
