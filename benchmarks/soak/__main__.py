@@ -88,7 +88,8 @@ def _report(rows: list[Minute], result: RunResult, a: argparse.Namespace) -> Non
             f"backlog every minute "
             f"(events): {', '.join(f'{b:,}' for b in result.backlog[::6])}\n\n{table}\n")
     if chart is not None:
-        body += f"\n![soak]({chart.relative_to(DOC.parent).as_posix()})\n"
+        where = chart.relative_to(DOC.parent) if chart.is_relative_to(DOC.parent) else chart
+        body += f"\n![soak]({where.as_posix()})\n"
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('Soak (benchmarks/soak)', body)}")

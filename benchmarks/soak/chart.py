@@ -74,7 +74,8 @@ def draw(rows: list[Minute], out: Path) -> Path | None:
     minutes = [r.minute + 1 for r in rows]
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
     for attr, label in (("ods_p99", "ODS"), ("dws_p99", "DWS")):
-        axes[0][0].plot(minutes, [getattr(r, attr) or float("nan") for r in rows], label=label)
+        axes[0][0].plot(minutes, [getattr(r, attr) or float("nan") for r in rows], ".-",
+                        label=label)
     axes[0][0].set_title("freshness p99 (s)")
     axes[0][0].legend(fontsize=7)
     for ax, attr, title in ((axes[0][1], "files", "data files"),
