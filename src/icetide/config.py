@@ -271,6 +271,19 @@ class MaintenanceConfig(_Section):
     #: Old metadata.json files kept (``write.metadata.previous-versions-max``).
     metadata_versions: int = Field(default=20, ge=1)
 
+    def with_overrides(self, values: Mapping[str, Any], origin: str) -> MaintenanceConfig:
+        """This policy with ``values`` (keys of this section) applied; a bad key or value
+        raises :class:`ConfigError` naming ``<origin>.<key>``."""
+        try:
+            return MaintenanceConfig.model_validate({**self.model_dump(), **values})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"{origin}.{key}={values.get(key)!r}: {first['msg']} (keys: "
+                f"{', '.join(MaintenanceConfig.model_fields)}; see docs/maintenance.md)"
+            ) from None
+
     @field_validator("interval", "snapshot_retention", "max_consumer_lag", "orphan_age",
                      "orphan_interval", mode="before")
     @classmethod

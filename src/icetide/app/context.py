@@ -188,7 +188,12 @@ class Context:
         nothing and says what a pass would do."""
         from icetide.maintenance import Maintainer
 
-        maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run)
+        policy = None
+        if self.pipeline_dir is not None:  # the pipeline file's defaults.maintenance too
+            from icetide.engine.upkeep import run_policy
+
+            policy = run_policy(self.settings.maintenance, self.graph.spec.defaults)
+        maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy)
         chosen = list(tables) or self._maintained_tables() or maintainer.tables()
         reports = []
         for table in chosen:

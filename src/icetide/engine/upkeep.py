@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from icetide.config import MaintenanceConfig
 from icetide.flows.loop import Flow
 from icetide.maintenance import Maintainer, MaintenanceReport
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icetide.engine.run import PipelineRun
+    from icetide.pipelines.spec import PipelineDefaults
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +40,21 @@ def written_tables(flows: list[Flow]) -> list[str]:
     return list(out)
 
 
+def run_policy(config: MaintenanceConfig, defaults: PipelineDefaults) -> MaintenanceConfig:
+    """The run's base policy: the config's ``maintenance:`` under the pipeline file's
+    ``defaults.maintenance`` (a table's own ``maintenance=`` goes over both, per pass)."""
+    return config.with_overrides(defaults.maintenance, "defaults.maintenance")
+
+
 class Upkeep:
     """Maintenance of the tables ``run``'s flows write, each on its own interval."""
 
     def __init__(self, spark: SparkSession, run: PipelineRun,
                  clock: Callable[[], float] = time.time) -> None:
         self.spark = spark
-        self.maintainer = Maintainer(spark, run.settings, catalog=run.catalog)
-        self.enabled = run.settings.maintenance.enabled
+        base = run_policy(run.settings.maintenance, run.graph.spec.defaults)
+        self.maintainer = Maintainer(spark, run.settings, catalog=run.catalog, policy=base)
+        self.enabled = base.enabled
         self.tables = written_tables(run.compile_all())
         self._clock = clock
         self._marks_at = float("-inf")

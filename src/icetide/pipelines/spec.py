@@ -335,6 +335,12 @@ class PipelineDefaults:
     trigger_interval: float | None = None
     freshness: float | None = None
     freshness_warn: float | None = None
+    #: ``maintenance.*`` keys for every table this pipeline's run maintains (between the
+    #: config's ``maintenance:`` section and a table's own ``maintenance=``).
+    maintenance: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "maintenance", _frozen_map(self.maintenance))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from typing import Any
 
 import yaml
 
-from icetide.errors import PipelineError
+from icetide.config import MaintenanceConfig
+from icetide.errors import ConfigError, PipelineError
 from icetide.pipelines.interpolate import interpolate
 from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, parse_seconds
 
@@ -47,7 +48,8 @@ TOP_LEVEL_KEYS = (
     "name", "catalog", "database", "schema", "storage", "libraries", "configuration",
     "sources", "defaults",
 )
-DEFAULTS_KEYS = ("trigger_interval", "freshness", "freshness_warn")
+DURATION_DEFAULTS = ("trigger_interval", "freshness", "freshness_warn")
+DEFAULTS_KEYS = (*DURATION_DEFAULTS, "maintenance")
 
 
 def find_spec_file(path: str | Path) -> Path:
@@ -194,7 +196,7 @@ def _defaults(value: Any, origin: str) -> PipelineDefaults:
         raise PipelineError(f"{origin}: 'defaults' must be a mapping, e.g. {{freshness: 1 minute}}")
     _check_keys(value, DEFAULTS_KEYS, f"{origin}: defaults")
     try:
-        secs = {k: parse_seconds(value.get(k), f"defaults.{k}") for k in DEFAULTS_KEYS}
+        secs = {k: parse_seconds(value.get(k), f"defaults.{k}") for k in DURATION_DEFAULTS}
     except PipelineError as exc:
         raise PipelineError(f"{origin}: {exc}") from None
     if secs["freshness"] and secs["freshness_warn"] and secs["freshness_warn"] >= secs["freshness"]:
@@ -202,4 +204,18 @@ def _defaults(value: Any, origin: str) -> PipelineDefaults:
             f"{origin}: defaults.freshness_warn ({secs['freshness_warn']:g}s) must be below "
             f"defaults.freshness ({secs['freshness']:g}s)"
         )
-    return PipelineDefaults(**secs)
+    return PipelineDefaults(**secs, maintenance=_maintenance(value.get("maintenance"), origin))
+
+
+def _maintenance(value: Any, origin: str) -> dict[str, Any]:
+    """``defaults.maintenance``: keys of the config's ``maintenance:`` section, checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(
+            f"{origin}: defaults.maintenance must be a mapping, e.g. {{interval: 10 minutes}}")
+    try:
+        MaintenanceConfig().with_overrides(value, "defaults.maintenance")
+    except ConfigError as exc:
+        raise PipelineError(f"{origin}: {exc}") from None
+    return dict(value)

@@ -72,6 +72,11 @@ def test_minimal_spec_and_schema_alias(tmp_path: Path) -> None:
         ("name: p\nsources: {clicks: kafka}\n", "must be a mapping"),
         ("name: p\ndefaults: {freshness: 10s, freshness_warn: 20s}\n", "must be below"),
         ("name: p\ndefaults: {freshness: soon}\n", "defaults.freshness='soon'"),
+        ("name: p\ndefaults: {maintenance: {intervall: 1m}}\n",
+         r"defaults.maintenance.intervall='1m': Extra inputs.*keys: enabled, interval"),
+        ("name: p\ndefaults: {maintenance: {orphan_age: 1 minute}}\n",
+         r"defaults.maintenance.orphan_age='1 minute'.*greater than or equal to 3600"),
+        ("name: p\ndefaults: {maintenance: 5m}\n", "defaults.maintenance must be a mapping"),
         ("name: p\nconfiguration: {a: [1]}\n", "must be a string"),
         ("name: [p]\n", "'name' must be a string"),
         ("- a\n", "expected a mapping"),
@@ -104,3 +109,20 @@ def test_a_python_file_is_not_taken_for_a_pipeline_folder(tmp_path: Path) -> Non
     with pytest.raises(PipelineError, match=r"clickevent\.py is not a pipeline spec file: pass "
                                             r"the pipeline folder.*" + str(tmp_path)):
         read_spec_file(flow)
+
+
+def test_defaults_maintenance_overrides_the_config_and_tables_override_it(
+        tmp_path: Path) -> None:
+    from icetide.config import MaintenanceConfig
+    from icetide.engine.upkeep import run_policy
+    from icetide.tables.upkeep import table_policy
+
+    spec = read_spec_file(_write(tmp_path, "name: p\ndefaults:\n  maintenance:\n"
+                                 "    interval: 10 minutes\n    retain_last: 5\n"))
+    assert dict(spec.defaults.maintenance) == {"interval": "10 minutes", "retain_last": 5}
+    config = MaintenanceConfig(retain_last=50, snapshot_retention=60)
+    base = run_policy(config, spec.defaults)
+    assert (base.interval, base.retain_last, base.snapshot_retention) == (600.0, 5, 60.0)
+    table = table_policy(base, {"icetide.maintenance.retain-last": "7"})
+    assert (table.interval, table.retain_last) == (600.0, 7)
+    assert run_policy(config, read_spec_file(_write(tmp_path, "name: q\n")).defaults) == config
