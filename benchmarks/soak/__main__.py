@@ -13,6 +13,7 @@ the ``bench`` extra: matplotlib) to docs/benchmarks.md. Run it alone on a quiet 
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +37,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="minimum spacing between one flow's batches, seconds")
     p.add_argument("--out", type=Path, default=DOC.parent / "img" / "soak.png",
                    help="where the chart goes")
+    p.add_argument("--keep-log", type=Path, default=Path("soak-pipeline.log"),
+                   help="where the pipeline's log is copied at the end")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     return p.parse_args(argv)
 
@@ -67,8 +70,14 @@ def main(argv: list[str] | None = None) -> None:
     load = Load(a.rate, a.minutes * 60.0, a.partitions, a.trigger)
     with tempfile.TemporaryDirectory(prefix="icetide-soak-") as tmp:
         recorder = Recorder(Settings(home=Path(tmp) / "run"))
-        result = measure(Path(tmp) / "run", load, ROOT / "src", recorder,
-                         finish=recorder.finish, reconcile=True)
+        try:
+            result = measure(Path(tmp) / "run", load, ROOT / "src", recorder,
+                             finish=recorder.finish, reconcile=True)
+        finally:  # the temporary home goes; its log is where the time went
+            log = Path(tmp) / "run" / "pipeline.log"
+            if log.exists():
+                shutil.copyfile(log, a.keep_log)
+                print(f"the pipeline's log: {a.keep_log}")
     _report(recorder.rows, result, a)
 
 
