@@ -59,8 +59,8 @@ DIMS_KEY = "clickstream.dims"
 
 def find_example(name: str = "clickstream") -> Path:
     """``examples/<name>`` in the current directory or in the source checkout."""
-    candidates = [Path.cwd() / "examples" / name,
-                  Path(__file__).resolve().parents[3] / "examples" / name]
+    checkout = Path(__file__).resolve().parents[4]  # <checkout>/src/icetide/devkit/demo/
+    candidates = [Path.cwd() / "examples" / name, checkout / "examples" / name]
     for path in candidates:
         if (path / "icetide-pipeline.yml").is_file():
             return path
