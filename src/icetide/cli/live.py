@@ -28,6 +28,11 @@ from icetide.tables.changelog import CHANGELOG_SUFFIX
 log = logging.getLogger(__name__)
 
 
+#: Demo phases after the continuous flows ended: a table is judged by the freshness its
+#: newest data had when committed, not by its age since the generators stopped.
+STOPPED = ("draining", "reconciling", "done")
+
+
 class LiveStatus:
     """``with LiveStatus(settings, console):`` shows the lake's tables until the block ends."""
 
@@ -47,11 +52,14 @@ class LiveStatus:
         """The current table (the last good one if metadata is being rewritten)."""
         with self._lock:
             try:
-                rows = [row for row in collect_status(self.catalog, self.tables)
+                stopped = self.progress is not None and self.progress.phase in STOPPED
+                rows = [row for row in collect_status(
+                            self.catalog, self.tables,
+                            running=(lambda _t, _f: False) if stopped else None)
                         if CHANGELOG_SUFFIX not in row.table]  # side tables of the flows
                 title = (self.progress.line() if self.progress is not None
                          else f"icetide demo: {time.monotonic() - self.started:.0f}s")
-                self._last = live_table(rows, title=title)
+                self._last = live_table(rows, title=title, stopped=stopped)
             except Exception as exc:  # a half-written metadata file: keep the last table
                 log.debug("live view refresh failed: %s", exc)
             return self._last

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class DemoProgress:
     """Counters the live view reads while the demo runs (written by the demo's threads)."""
 
-    phase: str = "starting"  # starting | running | draining | reconciling | done
+    phase: str = "starting"  # starting | running | catching up | draining | reconciling | done
     dims: str = "?"  # cdc | seed
     clicks: int = 0  # events handed to the producer so far
     started: float = field(default_factory=time.monotonic)
@@ -58,12 +58,16 @@ class BatchCounter:
         self.forward = forward
         self.rows: Counter[str] = Counter()
         self.dead_letters: Counter[str] = Counter()
+        #: ``time.monotonic()`` of the last batch that committed rows
+        self.last_rows_at = float("-inf")
         self._lock = threading.Lock()
 
     def __call__(self, result: BatchResult) -> None:
         with self._lock:
             self.rows[result.flow] += result.rows
             self.dead_letters[result.flow] += result.dlq_rows
+            if result.rows or result.dlq_rows:
+                self.last_rows_at = time.monotonic()
         if self.forward is not None:
             self.forward(result)
 

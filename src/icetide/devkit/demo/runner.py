@@ -8,7 +8,8 @@
    business updates on ``user_db`` side by side;
 4. the whole ``examples/clickstream`` pipeline (ODS, CDC dimensions, DWD/DWS/ADS) with
    ``clickstream.dims=cdc``, continuously, until the duration ends or ``stop`` is set;
-5. then the generators stop, the flows finish their batch, one ``run_once`` drains what
+5. then the generators stop, the flows run on until every layer caught up (no rows
+   committed for ``CATCH_UP_QUIET_S``, at most ``CATCH_UP_MAX_S``), one ``run_once`` drains what
    is left (everything produced is in the lake), the lake is reconciled
    (:mod:`icetide.devkit.demo.reconcile`) and MariaDB and the broker are stopped.
 
@@ -185,13 +186,37 @@ def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
     """Generators and continuous flows until the duration ends or ``stop`` is set."""
     gens.start()
     progress.enter("running")
+    flows_stop = threading.Event()
+    settle = threading.Thread(target=_catch_up, args=(stop, flows_stop, counter, progress),
+                              name="demo-catch-up", daemon=True)
+    settle.start()
     try:
-        pipeline.run_forever(stop, counter)
+        pipeline.run_forever(flows_stop, counter)
     finally:
         stop.set()  # a failed flow stops the generators too
+        flows_stop.set()
         for thread in gens.threads:
             thread.join()
     return gens.result()
+
+
+#: After the generators stop, the continuous flows run on until no batch committed rows
+#: for this long (every layer caught up, at its usual freshness), at most CATCH_UP_MAX_S;
+#: the drain then has (almost) nothing left to do.
+CATCH_UP_QUIET_S = 4.0
+CATCH_UP_MAX_S = 30.0
+
+
+def _catch_up(stop: threading.Event, flows_stop: threading.Event, counter: BatchCounter,
+              progress: DemoProgress) -> None:
+    stop.wait()
+    progress.enter("catching up")
+    stopped = time.monotonic()
+    while not flows_stop.is_set() and time.monotonic() - stopped < CATCH_UP_MAX_S:
+        if time.monotonic() - max(stopped, counter.last_rows_at) >= CATCH_UP_QUIET_S:
+            break
+        time.sleep(0.2)
+    flows_stop.set()
 
 
 def reconcile_lake(spark: SparkSession, catalog: str, expected: LakeCounts,
