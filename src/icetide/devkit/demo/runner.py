@@ -203,7 +203,7 @@ def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
 #: After the generators stop, the continuous flows run on until no batch committed rows
 #: for this long (every layer caught up, at its usual freshness), at most CATCH_UP_MAX_S;
 #: the drain then has (almost) nothing left to do.
-CATCH_UP_QUIET_S = 4.0
+CATCH_UP_QUIET_S = 8.0  # longer than one batch of a busy flow (ODS: 2-4 s)
 CATCH_UP_MAX_S = 30.0
 
 
