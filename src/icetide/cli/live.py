@@ -59,7 +59,7 @@ class LiveStatus:
                         if CHANGELOG_SUFFIX not in row.table]  # side tables of the flows
                 title = (self.progress.line() if self.progress is not None
                          else f"icetide demo: {time.monotonic() - self.started:.0f}s")
-                self._last = live_table(rows, title=title, stopped=stopped)
+                self._last = live_table(rows, title=title)
             except Exception as exc:  # a half-written metadata file: keep the last table
                 log.debug("live view refresh failed: %s", exc)
             return self._last

@@ -93,11 +93,11 @@ def _ago(ms: int | None, now: float) -> str:
 
 
 def live_table(rows: Sequence[TableStatus], now: float | None = None,
-               title: str | None = None, *, stopped: bool = False) -> Table:
+               title: str | None = None) -> Table:
     """The compact table of the demo's live view (fits 80 columns): rows, last commit,
     freshness, status, the newest batch's duration and the dead letters of the last
-    commit. ``stopped`` (the flows have ended): freshness is what the newest data had
-    when it was committed, not its age since."""
+    commit. A stopped table's freshness is what its newest data had when committed (what
+    its status judges), not its age since."""
     now = time.time() if now is None else now
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
     for column in ("table", "rows", "commit", "freshness", "status", "batch", "DLQ"):
@@ -110,7 +110,8 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
             else row.state
         table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
                       _ago(row.last_commit_ms, now),
-                      _seconds(row.achieved_s if stopped else row.freshness_s), state,
+                      _seconds(row.achieved_s if row.activity == "stopped"
+                               else row.freshness_s), state,
                       _seconds(row.batch_s),
                       "-" if row.dead_letters is None else str(row.dead_letters))
     return table

@@ -12,9 +12,9 @@ from icetide.cli.render import live_table
 def _text(stopped: bool) -> str:
     row = TableStatus(table="dws.product_views", rows_total=20, last_commit_ms=1_000,
                       freshness_s=34.7, achieved_s=6.2, state="ok", batch_s=1.1,
-                      dead_letters=0)
+                      dead_letters=0, activity="stopped" if stopped else "running")
     console = Console(record=True, width=100)
-    console.print(live_table([row], now=40.0, stopped=stopped))
+    console.print(live_table([row], now=40.0))
     return console.export_text()
 
 
