@@ -27,6 +27,7 @@ from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake.commit import iter_ancestor_summaries, load_table
 from icetide.model.markers import Marker
+from icetide.runtime.metastore.service import stop_metastore
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
@@ -114,8 +115,6 @@ def main(argv: list[str] | None = None) -> None:
         seconds = time.perf_counter() - began
         icetide = sum(r.rows_in for r in results) / seconds
         lat = _freshness(spark, flow, bs, a)
-        from icetide.runtime.metastore.service import stop_metastore
-
         stop_metastore(Settings(home=Path(tmp) / "home"))  # the home's catalog service
     p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
     body = f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
