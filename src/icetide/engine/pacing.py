@@ -31,6 +31,13 @@ WARN_KEY = "freshness.warn-ms"
 ONCE = "once"
 
 
+class Own:
+    """The default of :meth:`FreshnessPacer.__call__`'s ``budget_s``: the table's target."""
+
+
+OWN = Own()
+
+
 @dataclass(frozen=True)
 class FreshnessTarget:
     """A table's freshness target and warning threshold, in seconds (None: not declared)."""
@@ -68,8 +75,15 @@ class FreshnessPacer:
         self.mode: Mode = self.planner.plan().mode
         loop.summary_extra.update(target.summary(self.mode))
 
-    def __call__(self, result: BatchResult | None) -> float:
-        """Fold in the batch's duration; the seconds between this batch's start and the next."""
+    def __call__(self, result: BatchResult | None, *,
+                 budget_s: float | Own | None = OWN) -> float:
+        """Fold in the batch's duration; the seconds between this batch's start and the next.
+
+        ``budget_s``: the staleness this flow's own hop may add (the pipeline scheduler
+        takes out what the hops above it add and keeps room for those below it, see
+        :meth:`icetide.engine.scheduler.Slot.budget`); by default the table's own target.
+        """
+        self.planner.target_s = self.target.target_s if isinstance(budget_s, Own) else budget_s
         plan = self.planner.observe(result.seconds) if result is not None else self.planner.plan()
         if plan.mode != self.mode:
             log.info("flow %s: refresh mode %s → %s (%s)", self.loop.flow.name, self.mode,
@@ -77,6 +91,11 @@ class FreshnessPacer:
             self.mode = plan.mode
         self.loop.summary_extra.update(self.target.summary(plan.mode))
         return plan.interval_s
+
+    @property
+    def cost_s(self) -> float:
+        """The flow's batch duration (moving average; 0 before its first batch)."""
+        return self.planner.cost_s or 0.0
 
 
 def once_summary(target: FreshnessTarget) -> dict[str, str]:

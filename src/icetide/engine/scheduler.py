@@ -11,11 +11,16 @@ A flow's next batch starts when one of its inputs may have new data:
 The trigger interval is a *minimum spacing* between one flow's batch starts, which bounds
 its commit rate; the freshness pacer (:mod:`icetide.engine.pacing`) turns a table's
 declared freshness into that spacing (``continuous``: the trigger interval,
-``scheduled``: the period its target allows). A batch that was not caught up is followed
-at once. Ready flows run concurrently on ``flows.concurrency`` workers, each batch in a
-Spark FAIR scheduler pool of its own flow, so one heavy batch does not starve the rest;
-among ready flows the earliest deadline (ready since + freshness target) goes first, so a
-tight target is served first and no flow waits for ever.
+``scheduled``: the period its target allows). A target is end to end — a DWS table's
+10 s count from the click, through ODS and DWD — so each flow is paced by its *budget*:
+its own target tightened by the targets downstream (less the hops below it), minus how
+stale its inputs already are (the hops above it). A flow with no target anywhere
+downstream runs on spare capacity: at most once per four of its batch durations. A batch
+that was not caught up is followed at once. Ready flows run concurrently on
+``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
+so one heavy batch does not starve the rest; among ready flows the earliest deadline
+(ready since + budget) goes first, so a tight target is served first and no flow waits
+for ever.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -44,6 +49,10 @@ log = logging.getLogger(__name__)
 
 #: Priority of a flow without a freshness target: as if its target were this (seconds).
 DEFAULT_TARGET_S = 60.0
+#: A flow with no freshness target (none on its table, none downstream) starts a batch
+#: at most once per this many of its batch durations: it uses at most 1/4 of a worker,
+#: however its cost grows (a materialized view recomputing a growing day).
+UNTARGETED_COST_FACTOR = 4.0
 #: A flow fed only by this run's flows is still polled this often (× its spacing, at
 #: least IDLE_POLL_MIN_S), in case another process writes its inputs.
 IDLE_POLL_FACTOR = 6.0
@@ -79,6 +88,7 @@ class Slot:
     #: Whether the flow has an input that no flow of this run writes (it must be polled).
     polls: bool
     downstream: list[Slot] = field(default_factory=list)
+    upstream: list[Slot] = field(default_factory=list)
     #: The lake tables its commits write (target and side tables).
     writes: frozenset[str] = frozenset()
     #: The spacing bound: the last committed batch's start + ``spacing``.
@@ -95,7 +105,43 @@ class Slot:
 
     @property
     def target_s(self) -> float:
-        return self.pacer.target.target_s or DEFAULT_TARGET_S
+        """The freshness this flow's commits must keep (for priority)."""
+        budget = self.budget()
+        return DEFAULT_TARGET_S if budget is None else budget
+
+    def budget(self) -> float | None:
+        """The staleness this flow's table may have when committed: its own target,
+        tightened by every targeted table downstream less the hops in between (a DWS
+        target of 10 s leaves DWD what the DWS hop does not take). ``None``: no target
+        here or below."""
+        found = [] if self.pacer.target.target_s is None else [self.pacer.target.target_s]
+        for consumer in self.downstream:
+            below = consumer.budget()
+            if below is not None:
+                found.append(below - consumer.hop_s())
+        return min(found, default=None)
+
+    def hop_s(self) -> float:
+        """The staleness this flow's hop adds at most: the wait for its next start (its
+        spacing, or its batch when longer) plus its batch."""
+        cost = self.pacer.cost_s
+        return max(self.spacing, cost) + cost
+
+    def lag_in(self) -> float:
+        """How stale this flow's input tables may be: the hops above it, worst path."""
+        return max((u.lag_in() + u.hop_s() for u in self.upstream), default=0.0)
+
+    def next_spacing(self, result: BatchResult | None) -> float:
+        """Least seconds between this batch's start and the next: the freshness planner's
+        interval for what the budget leaves this hop (its budget less the staleness of
+        its inputs), at least the flow's own minimum; without any target, at least
+        ``UNTARGETED_COST_FACTOR`` × its batch time."""
+        budget = self.budget()
+        hop = None if budget is None else budget - self.lag_in()
+        spacing = max(self.pacer(result, budget_s=hop), self.loop.flow.min_spacing)
+        if budget is None:
+            spacing = max(spacing, UNTARGETED_COST_FACTOR * self.pacer.cost_s)
+        return spacing
 
     def ready(self, now: float) -> bool:
         """Whether a batch may start now."""
@@ -141,6 +187,7 @@ def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
             producer = written.get(table)
             if producer is not None and producer is not slot and slot not in producer.downstream:
                 producer.downstream.append(slot)
+                slot.upstream.append(producer)
 
 
 class DagScheduler:
@@ -238,7 +285,7 @@ class DagScheduler:
             slot.next_start = slot.next_poll = now + tried.retry_in
             return
         result = tried.result
-        slot.spacing = max(slot.pacer(result), slot.loop.flow.min_spacing)
+        slot.spacing = slot.next_spacing(result)
         slot.behind = result is not None and not result.caught_up
         if result is None:  # nothing new: the spacing bounds commits, not looks
             slot.next_poll = now + slot.poll_gap()

@@ -55,13 +55,15 @@ def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool) -> tuple[str
 
 def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool) -> dict[str, str]:
     """Options of ``rewrite_data_files``: target size, partial progress (each file group
-    commits on its own, so a conflict with a writer costs one group, not the pass)."""
+    commits on its own, so a conflict with a writer costs one group, not the pass), and
+    one file group at a time: a pass beside a running pipeline takes about one core and
+    leaves the others to the flows (a bucketed table has a group per bucket)."""
     options = {
         "target-file-size-bytes": str(policy.target_file_size),
         "min-input-files": str(policy.min_input_files),
         "partial-progress.enabled": "true",
         "partial-progress.max-commits": "10",
-        "max-concurrent-file-group-rewrites": "2",
+        "max-concurrent-file-group-rewrites": "1",
     }
     if deletes_heavy:
         options["delete-ratio-threshold"] = str(policy.delete_ratio)

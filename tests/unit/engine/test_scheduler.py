@@ -208,3 +208,55 @@ def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> N
         timer.cancel()
     assert [t for t, _ in upkeep.passes] == ["lake.b", "lake.a"]
     assert ("lake.a", True) not in upkeep.passes  # never while its writer was mid-batch
+
+
+def _costed(name: str, reads: str | None, cost: float, target: float | None,
+            spacing: float = 2.0) -> Slot:
+    """A slot whose measured batch time is ``cost`` (no batch is run)."""
+    slot = _slot(_Loop(name, reads, lambda n: None), spacing, target)
+    slot.pacer.planner.cost_s = cost
+    return slot
+
+
+def _layers() -> dict[str, Slot]:
+    """ODS → DWD → {DWS (10 s), side (no target)}; ODS and DWD declare 10 s too."""
+    slots = {"ods": _costed("ods", None, 1.0, 10.0), "dwd": _costed("dwd", "lake.ods", 1.0, 10.0),
+             "dws": _costed("dws", "lake.dwd", 3.0, 10.0),
+             "side": _costed("side", "lake.dwd", 3.0, None)}
+    _chain(list(slots.values()))
+    return slots
+
+
+def test_a_targets_budget_is_end_to_end_tightened_by_the_tables_below() -> None:
+    s = _layers()
+    # hop = max(spacing 2, cost) + cost: DWS 6 s, DWD 3 s
+    assert s["dws"].budget() == 10.0
+    assert s["dwd"].budget() == 10.0 - 6.0  # leaves DWS its hop
+    assert s["ods"].budget() == 10.0 - 6.0 - 3.0
+    assert s["side"].budget() is None  # nothing below it declares a target
+    assert s["dws"].lag_in() == 3.0 + 3.0  # ODS's hop and DWD's: what its input lags
+    assert s["ods"].lag_in() == 0.0
+
+
+def test_an_untargeted_producer_inherits_the_target_of_its_consumers() -> None:
+    pairs = _costed("pairs", "lake.dwd", 1.0, None)
+    uv = _costed("uv", "lake.pairs", 1.0, 10.0)
+    _chain([pairs, uv])
+    assert pairs.budget() == 10.0 - 3.0
+
+
+def test_tight_layers_run_continuously_a_loose_table_alone_is_scheduled() -> None:
+    s = _layers()
+    for name in ("ods", "dwd", "dws"):
+        assert s[name].next_spacing(None) == 2.0, name  # the trigger: no room to wait
+        assert s[name].pacer.mode == "continuous"
+    alone = _costed("alone", None, 1.0, 10.0)
+    assert alone.next_spacing(None) == 10.0 - 1.5 * 1.0  # its own target: a schedule
+    assert alone.pacer.mode == "scheduled"
+
+
+def test_a_flow_without_any_target_refreshes_on_spare_capacity() -> None:
+    s = _layers()
+    assert s["side"].next_spacing(None) == 4.0 * 3.0  # a quarter of one worker at most
+    cheap = _costed("cheap", None, 0.1, None)
+    assert cheap.next_spacing(None) == 2.0  # the trigger when that is longer
