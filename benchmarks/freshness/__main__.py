@@ -16,6 +16,7 @@ shows before → after from one session on the same machine.
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--compare", type=Path, default=None,
                    help="a checkout whose src/ runs the pipeline first, as 'before'")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    p.add_argument("--keep-logs", type=Path, default=None, metavar="DIR",
+                   help="copy each run's pipeline log to DIR/<run>.log (where the time went)")
     return p.parse_args(argv)
 
 
@@ -68,6 +71,13 @@ def _minutes(r: RunResult) -> str:
     return "\n".join(rows)
 
 
+def _keep_log(home: Path, into: Path | None, label: str) -> None:
+    log = home / "pipeline.log"
+    if into is not None and log.exists():
+        into.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, into / f"{label}.log")
+
+
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
@@ -75,8 +85,10 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
         if a.compare is not None:
             runs.append(("before", measure(Path(tmp) / "before", load, a.compare / "src")))
+            _keep_log(Path(tmp) / "before", a.keep_logs, "before")
         runs.append(("after" if runs else "this tree", measure(Path(tmp) / "after", load,
                                                                ROOT / "src")))
+        _keep_log(Path(tmp) / "after", a.keep_logs, "after")
     trig = f" --trigger {a.trigger:g}" if a.trigger else ""
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
             f"{a.seconds:g}{trig} --partitions {a.partitions}"

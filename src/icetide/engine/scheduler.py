@@ -19,8 +19,8 @@ downstream runs on spare capacity: at most once per four of its batch durations.
 that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
 so one heavy batch does not starve the rest; among ready flows the earliest deadline
-(ready since + budget) goes first, so a tight target is served first and no flow waits
-for ever.
+(ready since + the tightest target it serves) goes first, so a tight target is served
+first and no flow waits for ever; two flows that commit to one table never run at once.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -105,9 +105,15 @@ class Slot:
 
     @property
     def target_s(self) -> float:
-        """The freshness this flow's commits must keep (for priority)."""
-        budget = self.budget()
-        return DEFAULT_TARGET_S if budget is None else budget
+        """For priority: the tightest freshness target this flow serves, its table's or
+        one downstream (every hop on the way to a 10 s table is as urgent as that table)."""
+        return self.serves() or DEFAULT_TARGET_S
+
+    def serves(self) -> float | None:
+        """The tightest target of this flow's table and the tables downstream of it."""
+        found = [t for t in (self.pacer.target.target_s, *(c.serves() for c in self.downstream))
+                 if t is not None]
+        return min(found, default=None)
 
     def budget(self) -> float | None:
         """The staleness this flow's table may have when committed: its own target,
@@ -246,10 +252,18 @@ class DagScheduler:
         self.upkeep.run(table)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
+        """The ready slots to start now, earliest deadline first; never two flows that
+        commit to one table at once (their commits would conflict and one batch would be
+        done twice)."""
         if free <= 0:
             return []
-        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
-        return ready[:free]
+        writing = {t for s in self.slots if s.running for t in s.writes}
+        picked: list[Slot] = []
+        for slot in sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline):
+            if len(picked) < free and not slot.writes & writing:
+                picked.append(slot)
+                writing |= slot.writes
+        return picked
 
     def _sleep(self, now: float) -> None:
         wake = min((s.wake_at() for s in self.slots), default=math.inf)
