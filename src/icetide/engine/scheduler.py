@@ -20,7 +20,7 @@ that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
 so one heavy batch does not starve the rest; among ready flows the earliest deadline
 (ready since + the tightest target it serves) goes first, so a tight target is served
-first and no flow waits for ever; two flows that commit to one table never run at once.
+first and no flow waits for ever.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -252,18 +252,10 @@ class DagScheduler:
         self.upkeep.run(table)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
-        """The ready slots to start now, earliest deadline first; never two flows that
-        commit to one table at once (their commits would conflict and one batch would be
-        done twice)."""
         if free <= 0:
             return []
-        writing = {t for s in self.slots if s.running for t in s.writes}
-        picked: list[Slot] = []
-        for slot in sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline):
-            if len(picked) < free and not slot.writes & writing:
-                picked.append(slot)
-                writing |= slot.writes
-        return picked
+        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
+        return ready[:free]
 
     def _sleep(self, now: float) -> None:
         wake = min((s.wake_at() for s in self.slots), default=math.inf)

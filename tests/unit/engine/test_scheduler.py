@@ -262,27 +262,6 @@ def test_a_flow_without_any_target_refreshes_on_spare_capacity() -> None:
     assert cheap.next_spacing(None) == 2.0  # the trigger when that is longer
 
 
-def test_two_flows_writing_one_table_never_run_at_once() -> None:
-    inside: list[int] = []
-    overlap: list[bool] = []
-
-    def batch(name: str) -> Script:
-        def script(n: int) -> BatchResult | None:
-            inside.append(1)
-            overlap.append(len(inside) > 1)
-            time.sleep(0.2)
-            inside.pop()
-            return _result(name)
-        return script
-
-    views, uv = _Loop("views", None, batch("views")), _Loop("uv", None, batch("uv"))
-    slots = [_slot(views, 0.1), _slot(uv, 0.1)]
-    for slot in slots:
-        slot.writes = frozenset({"lake.product_views"})
-    _run(slots, until=lambda: len(views.starts) >= 3 and len(uv.starts) >= 3)
-    assert len(overlap) >= 6 and not any(overlap)  # 2 workers, yet one MERGE at a time
-
-
 def test_priority_follows_the_tightest_target_served_downstream() -> None:
     s = _layers()
     assert s["ods"].target_s == s["dws"].target_s == 10.0
