@@ -110,7 +110,7 @@ class MergeSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
-        if _empty(df, props):
+        if df.isEmpty():
             commit.commit_marker_only(spark, target, props)
             return {target: Changes()}
         schema = spark.table(target).schema
@@ -158,13 +158,6 @@ class MergeSink:
             return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()
-
-
-def _empty(df: DataFrame, props: Mapping[str, str]) -> bool:
-    """Whether the batch has no rows: the marker's row count when it has one (the loop
-    counted them already), else a Spark job."""
-    rows = props.get(ROWS)
-    return int(rows) == 0 if rows is not None else df.isEmpty()
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:
