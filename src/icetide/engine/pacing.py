@@ -31,13 +31,6 @@ WARN_KEY = "freshness.warn-ms"
 ONCE = "once"
 
 
-class Own:
-    """The default of :meth:`FreshnessPacer.__call__`'s ``budget_s``: the table's target."""
-
-
-OWN = Own()
-
-
 @dataclass(frozen=True)
 class FreshnessTarget:
     """A table's freshness target and warning threshold, in seconds (None: not declared)."""
@@ -75,15 +68,16 @@ class FreshnessPacer:
         self.mode: Mode = self.planner.plan().mode
         loop.summary_extra.update(target.summary(self.mode))
 
-    def __call__(self, result: BatchResult | None, *,
-                 budget_s: float | Own | None = OWN) -> float:
-        """Fold in the batch's duration; the seconds between this batch's start and the next.
+    def __call__(self, result: BatchResult | None) -> float:
+        """Fold in the batch's duration; the seconds between this batch's start and the next
+        (planned against the table's own target)."""
+        return self.plan_for(result, self.target.target_s)
 
-        ``budget_s``: the staleness this flow's own hop may add (the pipeline scheduler
-        takes out what the hops above it add and keeps room for those below it, see
-        :meth:`icetide.engine.scheduler.Slot.budget`); by default the table's own target.
-        """
-        self.planner.target_s = self.target.target_s if isinstance(budget_s, Own) else budget_s
+    def plan_for(self, result: BatchResult | None, budget_s: float | None) -> float:
+        """As a call, planned against ``budget_s``: the staleness this flow's own hop may
+        add (the pipeline scheduler takes out what the hops above it add and keeps room
+        for those below it, see :meth:`icetide.engine.scheduler.Slot.budget`)."""
+        self.planner.target_s = budget_s
         plan = self.planner.observe(result.seconds) if result is not None else self.planner.plan()
         if plan.mode != self.mode:
             log.info("flow %s: refresh mode %s → %s (%s)", self.loop.flow.name, self.mode,

@@ -144,7 +144,7 @@ class Slot:
         ``UNTARGETED_COST_FACTOR`` × its batch time."""
         budget = self.budget()
         hop = None if budget is None else budget - self.lag_in()
-        spacing = max(self.pacer(result, budget_s=hop), self.loop.flow.min_spacing)
+        spacing = max(self.pacer.plan_for(result, hop), self.loop.flow.min_spacing)
         if budget is None:
             spacing = max(spacing, UNTARGETED_COST_FACTOR * self.pacer.cost_s)
         return spacing
