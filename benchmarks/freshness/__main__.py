@@ -16,13 +16,12 @@ shows before → after from one session on the same machine.
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.freshness.run import Load, RunResult, measure
+from benchmarks.freshness.run import Load, RunResult, keep_log, measure
 from benchmarks.report import append_section
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,10 +71,8 @@ def _minutes(r: RunResult) -> str:
 
 
 def _keep_log(home: Path, into: Path | None, label: str) -> None:
-    log = home / "pipeline.log"
-    if into is not None and log.exists():
-        into.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(log, into / f"{label}.log")
+    if into is not None:
+        keep_log(home, into / f"{label}.log")
 
 
 def main(argv: list[str] | None = None) -> None:

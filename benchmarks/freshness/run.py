@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -63,6 +64,17 @@ class RunResult:
 def _settings(home: Path, bootstrap: str) -> Settings:
     return Settings(home=home, catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=bootstrap),
                     metastore=MetastoreConfig(port=free_port()))
+
+
+def keep_log(home: Path, dest: Path) -> bool:
+    """Copy the pipeline log of a run in ``home`` to ``dest`` (its temporary home goes
+    with the run; the log is where the time went). False when there was none."""
+    log = home / "pipeline.log"
+    if not log.exists():
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(log, dest)
+    return True
 
 
 @contextlib.contextmanager

@@ -13,13 +13,12 @@ the ``bench`` extra: matplotlib) to docs/benchmarks.md. Run it alone on a quiet 
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.freshness.run import Load, RunResult, measure
+from benchmarks.freshness.run import Load, RunResult, keep_log, measure
 from benchmarks.report import DOC, append_section
 from benchmarks.soak.chart import draw, markdown_table, verdict
 from benchmarks.soak.sample import Minute, fill_freshness, minute_row
@@ -73,10 +72,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             result = measure(Path(tmp) / "run", load, ROOT / "src", recorder,
                              finish=recorder.finish, reconcile=True)
-        finally:  # the temporary home goes; its log is where the time went
-            log = Path(tmp) / "run" / "pipeline.log"
-            if log.exists():
-                shutil.copyfile(log, a.keep_log)
+        finally:
+            if keep_log(Path(tmp) / "run", a.keep_log):
                 print(f"the pipeline's log: {a.keep_log}")
     _report(recorder.rows, result, a)
 
