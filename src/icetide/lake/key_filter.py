@@ -17,6 +17,7 @@ predicate is added (the MERGE stays correct, just not faster).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -68,11 +69,20 @@ def range_sql(column: str, low: Any, high: Any, type_name: str) -> str | None:
     return f"t.{q(column)} BETWEEN {lo} AND {hi}"
 
 
-def key_filter(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
-               limit: int | None = None) -> str | None:
-    """The predicate on ``t.<keys>`` implied by the rows of ``batch`` (one Spark job, two
-    when the batch has at most ``limit`` (default :data:`IN_LIST_LIMIT`) rows), or
-    ``None`` when no key column allows one.
+@dataclass(frozen=True)
+class KeyProbe:
+    """What one look at a batch found: its rows, and the predicate on ``t.<keys>`` they
+    imply (``None`` when no key column allows one, or the batch is empty)."""
+
+    rows: int
+    predicate: str | None
+
+
+def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
+               limit: int | None = None) -> KeyProbe:
+    """Count ``batch`` and derive its key predicate in the same pass: one Spark job, two
+    when the batch has at most ``limit`` (default :data:`IN_LIST_LIMIT`) rows (their key
+    values are listed). The count doubles as the sink's emptiness check.
 
     ``batch`` should be cached: it is read once more.
     """
@@ -82,18 +92,26 @@ def key_filter(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
     usable = [k for k in keys if supported(target_types.get(k, ""))
               and batch_types.get(k) == target_types[k]]
     if not usable:
-        return None
+        return KeyProbe(batch.count(), None)
     stats = batch.agg(F.count(F.lit(1)).alias("n"),
                       *[F.min(q(k)).alias(f"lo{i}") for i, k in enumerate(usable)],
                       *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)]).first()
     assert stats is not None
-    if stats["n"] == 0:
-        return None
-    if stats["n"] > (IN_LIST_LIMIT if limit is None else limit):
+    rows = int(stats["n"])
+    if rows == 0:
+        return KeyProbe(0, None)
+    if rows > (IN_LIST_LIMIT if limit is None else limit):
         parts = [range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"], target_types[k])
                  for i, k in enumerate(usable)]
     else:
-        rows = batch.select(*[q(k) for k in usable]).collect()
-        parts = [in_sql(k, (r[i] for r in rows), target_types[k]) for i, k in enumerate(usable)]
+        values = batch.select(*[q(k) for k in usable]).collect()
+        parts = [in_sql(k, (r[i] for r in values), target_types[k])
+                 for i, k in enumerate(usable)]
     present = [p for p in parts if p is not None]
-    return sql_and(*present) if present else None
+    return KeyProbe(rows, sql_and(*present) if present else None)
+
+
+def key_filter(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
+               limit: int | None = None) -> str | None:
+    """The predicate of :func:`probe_keys`."""
+    return probe_keys(batch, keys, target_types, limit).predicate

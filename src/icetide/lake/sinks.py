@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from icetide.lake import commit
-from icetide.lake.key_filter import key_filter
+from icetide.lake.key_filter import probe_keys
 from icetide.model.markers import POS, ROWS
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
@@ -110,9 +110,6 @@ class MergeSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
-        if df.isEmpty():
-            commit.commit_marker_only(spark, target, props)
-            return {target: Changes()}
         schema = spark.table(target).schema
         batch = _temp_view("batch")
         df.createOrReplaceTempView(batch)
@@ -123,7 +120,11 @@ class MergeSink:
         collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            keys = key_filter(collapsed, self.keys, types_of(schema))
+            probe = probe_keys(collapsed, self.keys, types_of(schema))
+            if probe.rows == 0:  # nothing to merge: the position advances alone
+                commit.commit_marker_only(spark, target, props)
+                return {target: Changes()}
+            keys = probe.predicate
             changes = None
             if self.changelog and self.changelog not in sides_done:
                 changes = self._append_changelog(spark, spec, types_of(schema),

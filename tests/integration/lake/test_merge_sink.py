@@ -70,6 +70,21 @@ def test_empty_batch_commits_marker_only(spark: SparkSession) -> None:
     assert commit.last_marker(spark, target, "cdc").end == {"s": 9}  # type: ignore[union-attr]
 
 
+def test_batch_that_collapses_to_nothing_commits_marker_only(spark: SparkSession) -> None:
+    """Rows that the engine drops (deletes it ignores) leave nothing to MERGE: the sink sees
+    that from the key probe's count and commits the marker alone (an empty append)."""
+    target, _ = _tables(spark, "ignored")
+    spark.sql(f"INSERT INTO {target} VALUES ('a', 1, 1)")
+    sink = MergeSink(Deduplicate("seq", on_delete="ignore"), ["id"], op_column="_op")
+    done = sink.write(spark, _batch(spark, [("a", None, 2, "-D"), ("b", None, 3, "-D")]),
+                      target, Marker("cdc", {}, {"s": 4}).to_summary(), frozenset())
+    assert done == {target: Changes()}
+    assert spark.table(target).collect() == [("a", 1, 1)]
+    current = commit.load_table(spark, target).currentSnapshot()
+    assert current.operation() == "append" and "added-data-files" not in dict(current.summary())
+    assert commit.last_marker(spark, target, "cdc").end == {"s": 4}  # type: ignore[union-attr]
+
+
 def test_merge_reports_inserted_updated_deleted(spark: SparkSession) -> None:
     """Without a changelog: counted against the stored rows; the counts are in the summary;
     an unchanged row and the delete of an absent key count nowhere."""
