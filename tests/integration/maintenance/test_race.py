@@ -72,14 +72,21 @@ def test_compaction_races_a_merge_flow(spark: SparkSession, icetide_settings: Se
     writer = threading.Thread(target=drive, daemon=True)
     writer.start()
     passes, deadline = [], time.monotonic() + 240
+    compacted_at: list[float] = []  # wall-clock ends of passes that compacted
     while not _caught_up(spark) and time.monotonic() < deadline and not errors:
         maintainer.marks(refresh=True)
         passes.append(maintainer.run(STATE))
+        if "compaction" in passes[-1].actions:
+            compacted_at.append(time.time())
     stop.set()
     writer.join(60)
     assert not errors, errors
     assert _caught_up(spark), "the flow did not reach the upstream's current snapshot"
-    assert any("compaction" in p.actions for p in passes), passes
+    assert compacted_at, passes
+    # they raced: a compaction committed while the flow was still committing batches
+    commits = [r.created for r in caplog.records
+               if r.getMessage().startswith("flow merge_state: committed")]
+    assert any(commits[0] < at < commits[-1] for at in compacted_at), (commits, compacted_at)
     final = maintainer.run(STATE)
     _reconciles(spark)
     # every delete applied: the data files hold exactly the live rows (position deletes
