@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.ingest.__main__ import TOPIC, _flow
+from icetide.config import Settings
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
-from icetide.flows.loop import FlowLoop
+from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.runtime.metastore.service import stop_metastore
 from icetide.sources.kafka.decode import decode_json
 from icetide.sources.kafka.source import KafkaSource
 
@@ -77,27 +79,36 @@ def main(argv: list[str] | None = None) -> None:
         bs = broker.bootstrap
         produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
         spark, flow = _flow(Path(tmp) / "home", bs, a.events)
-        FlowLoop(spark, flow).run_until_caught_up()  # warm-up
-        if a.compare_cache:
-            produce_clicks(bs, TOPIC, GenOptions(count=a.events, bad_ratio=0.01, seed=3))
-            old = FlowLoop(spark, flow)
-            old._reuse_inputs = lambda ctx: False  # type: ignore[method-assign]
-            with _timed("batch, output cached too"):
-                old.run_batch()
-        produce_clicks(bs, TOPIC, GenOptions(count=a.events, bad_ratio=0.01, seed=2))
-        loop = FlowLoop(spark, flow)
-        (src,) = flow.sources.values()
-        assert isinstance(src, KafkaSource)
-        _read_phases(spark, src, loop)
-        _wrap(loop, "_check", "rows + stats (transform runs)")
-        _wrap(loop, "_write_sides", "dead letters: count + commit")
-        _wrap(flow.sink, "write", "target commit")
-        with _timed("whole batch"):
-            result = loop.run_batch()
-        assert result is not None
+        try:
+            result = _profile(spark, flow, bs, a)
+        finally:  # the home's catalog service, started by Spark
+            stop_metastore(Settings(home=Path(tmp) / "home"))
     for label, seconds in SPENT.items():
         print(f"{label:32s} {seconds:6.2f} s  {a.events / seconds:>10,.0f} ev/s")
     print(f"rows {result.rows:,}, dead letters {result.dlq_rows:,}")
+
+
+def _profile(spark: Any, flow: Flow, bs: str, a: argparse.Namespace) -> BatchResult:
+    """Warm up, then time one batch of ``a.events`` (phases into :data:`SPENT`)."""
+    FlowLoop(spark, flow).run_until_caught_up()  # warm-up
+    if a.compare_cache:
+        produce_clicks(bs, TOPIC, GenOptions(count=a.events, bad_ratio=0.01, seed=3))
+        old = FlowLoop(spark, flow)
+        old._reuse_inputs = lambda ctx: False  # type: ignore[method-assign]
+        with _timed("batch, output cached too"):
+            old.run_batch()
+    produce_clicks(bs, TOPIC, GenOptions(count=a.events, bad_ratio=0.01, seed=2))
+    loop = FlowLoop(spark, flow)
+    (src,) = flow.sources.values()
+    assert isinstance(src, KafkaSource)
+    _read_phases(spark, src, loop)
+    _wrap(loop, "_check", "rows + stats (transform runs)")
+    _wrap(loop, "_write_sides", "dead letters: count + commit")
+    _wrap(flow.sink, "write", "target commit")
+    with _timed("whole batch"):
+        result = loop.run_batch()
+    assert result is not None
+    return result
 
 
 if __name__ == "__main__":
