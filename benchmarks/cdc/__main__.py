@@ -37,6 +37,7 @@ from benchmarks.cdc import merge
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, Settings, SparkConfig
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
+from icetide.runtime.metastore.service import stop_metastore
 
 ITEMS = ("CREATE TABLE `{db}`.items (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
          "qty INT, price DECIMAL(10,4), updated TIMESTAMP NULL, note VARCHAR(100))")
@@ -225,11 +226,14 @@ def main(argv: list[str] | None = None) -> None:
                             catalog=CatalogConfig())
         spark = get_spark(settings)
         results: dict[str, float] = {}
-        if not a.merge_only:
-            with EmbeddedMariaDB(tmp / "mariadb") as info:
-                results = _measure(spark, settings, info, tmp, a)
-        sizes = [int(s) for s in a.merge_sizes.split(",")]
-        results.update(merge.measure(spark, sizes, a.changes))
+        try:
+            if not a.merge_only:
+                with EmbeddedMariaDB(tmp / "mariadb") as info:
+                    results = _measure(spark, settings, info, tmp, a)
+            sizes = [int(s) for s in a.merge_sizes.split(",")]
+            results.update(merge.measure(spark, sizes, a.changes))
+        finally:  # the home's catalog service, started by Spark
+            stop_metastore(settings)
     body = _report(a, results, (load_start, os.getloadavg()[0]))
     print(body)
     if not a.no_doc:
