@@ -19,8 +19,9 @@ downstream runs on spare capacity: at most once per four of its batch durations.
 that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
 so one heavy batch does not starve the rest; among ready flows the earliest deadline
-(ready since + the tightest target it serves) goes first, so a tight target is served
-first and no flow waits for ever.
+goes first: the arrival of the oldest input it holds + the tightest target it serves. A
+tight target is served first, for one target the hop holding the oldest data (DWS before
+DWD before ODS), and no flow waits for ever.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -96,6 +97,12 @@ class Slot:
     #: When the inputs are looked at again without a commit upstream.
     next_poll: float = 0.0
     dirty: bool = True  # an upstream flow committed since this flow's last batch started
+    #: When the oldest input not yet taken by a batch arrived (``inf``: none known): for
+    #: a polled source, its last batch start; for a consumer, the arrival its producer's
+    #: committed batch carried. Priority counts from it (see :meth:`deadline`).
+    pending_since: float = 0.0
+    #: ``pending_since`` as the running batch took it; its commit hands it downstream.
+    batch_since: float = 0.0
     running: bool = False
     behind: bool = False  # the last batch was capped: more is waiting
 
@@ -166,8 +173,21 @@ class Slot:
         return self.next_start if self.dirty else max(self.next_start, self.next_poll)
 
     def deadline(self) -> float:
-        """Earliest deadline first: when the flow became ready plus its target."""
-        return self.wake_at() + self.target_s
+        """Earliest deadline first: when its oldest pending input arrived (else when it
+        became ready) plus the tightest target it serves. A click waiting at DWS arrived
+        before the clicks waiting at ODS, so for one target the lower hop goes first."""
+        since = self.pending_since if self.pending_since < math.inf else self.wake_at()
+        return since + self.target_s
+
+    def take(self, now: float) -> None:
+        """A batch starts: it takes the pending input (a polled source keeps arriving)."""
+        self.running, self.dirty = True, False
+        self.batch_since = min(self.pending_since, now)
+        self.pending_since = now if self.polls else math.inf
+
+    def keep(self) -> None:
+        """The batch left input behind (capped, or failed): it stays pending."""
+        self.pending_since = min(self.pending_since, self.batch_since)
 
     def poll_gap(self) -> float:
         """Seconds until the inputs are looked at again after a batch found nothing."""
@@ -221,7 +241,7 @@ class DagScheduler:
                 running = [f for f in running if not f.done()]
                 now = time.monotonic()
                 for slot in self._pick(now, self.concurrency - len(running)):
-                    slot.running, slot.dirty = True, False
+                    slot.take(now)
                     running.append(pool.submit(self._batch, slot, stop))
                 self._maintain(upkeep_pool)
                 self._sleep(now)
@@ -288,11 +308,14 @@ class DagScheduler:
         now = time.monotonic()
         if tried.retry_in is not None:
             slot.dirty, slot.behind = True, False
+            slot.keep()
             slot.next_start = slot.next_poll = now + tried.retry_in
             return
         result = tried.result
         slot.spacing = slot.next_spacing(result)
         slot.behind = result is not None and not result.caught_up
+        if slot.behind:
+            slot.keep()
         if result is None:  # nothing new: the spacing bounds commits, not looks
             slot.next_poll = now + slot.poll_gap()
             return
@@ -300,6 +323,7 @@ class DagScheduler:
         slot.next_poll = slot.next_start if slot.polls else now + slot.poll_gap()
         for consumer in slot.downstream:
             consumer.dirty = True
+            consumer.pending_since = min(consumer.pending_since, slot.batch_since)
         if self.on_batch is not None:
             self.on_batch(result)
 

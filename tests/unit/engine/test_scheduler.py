@@ -3,6 +3,7 @@ who polls, who is started by an upstream commit, spacing, priority, failures."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import pytest
 
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
 from icetide.engine.scheduler import DagScheduler, Slot, link
-from icetide.flows.loop import BatchResult, Flow, FlowFailed, FlowLoop
+from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
 Script = Callable[[int], "BatchResult | None"]
@@ -266,3 +267,25 @@ def test_priority_follows_the_tightest_target_served_downstream() -> None:
     s = _layers()
     assert s["ods"].target_s == s["dws"].target_s == 10.0
     assert s["side"].target_s == 60.0  # serves no target
+
+
+def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:
+    s = _layers()
+    ods, dwd, dws = s["ods"], s["dwd"], s["dws"]
+    scheduler = DagScheduler(None, list(s.values()), 2)
+    dwd.pending_since = dws.pending_since = math.inf  # both have taken all there was
+    ods.pending_since = 90.0  # clicks waiting in Kafka since ODS's last start
+    ods.take(100.0)
+    assert (ods.batch_since, ods.pending_since) == (90.0, 100.0)  # new clicks keep coming
+    scheduler._done(ods, Attempt(_result("ods"), None), began=100.0)
+    assert dwd.dirty and dwd.pending_since == 90.0  # the commit hands its clicks' age on
+    assert dwd.deadline() == 100.0 < ods.deadline() == 110.0  # DWD's clicks are older
+
+    dwd.take(101.0)
+    assert dwd.pending_since == math.inf  # fed by ODS alone: nothing else pending
+    scheduler._done(dwd, Attempt(_result("dwd", caught_up=False), None), began=101.0)
+    assert dwd.pending_since == 90.0  # capped: what it left behind is as old as before
+    assert dws.pending_since == 90.0 and dws.deadline() < ods.deadline()
+    dws.take(102.0)
+    scheduler._done(dws, Attempt(None, 1.0), began=102.0)  # failed: its input stays pending
+    assert dws.pending_since == 90.0
