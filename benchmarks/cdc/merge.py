@@ -44,21 +44,24 @@ def changes(spark: Any, rows: int, count: int) -> Any:
         "ELSE '+I' END AS _op")
 
 
-def _no_key_filter(*args: Any, **kwargs: Any) -> None:
-    return None
+def _no_key_filter(batch: Any, *args: Any, **kwargs: Any) -> Any:
+    """The key probe without its predicate: the batch is counted, the MERGE reads it all."""
+    from icetide.lake.key_filter import KeyProbe
+
+    return KeyProbe(batch.count(), None)
 
 
 @contextmanager
 def _key_filter(enabled: bool) -> Iterator[None]:
     from icetide.lake import sinks
 
-    original = sinks.key_filter
+    original = sinks.probe_keys
     if not enabled:
-        sinks.key_filter = _no_key_filter
+        sinks.probe_keys = _no_key_filter
     try:
         yield
     finally:
-        sinks.key_filter = original
+        sinks.probe_keys = original
 
 
 def _check(spark: Any, ident: str, rows: int, count: int) -> None:
