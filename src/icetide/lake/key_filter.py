@@ -110,8 +110,3 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
     present = [p for p in parts if p is not None]
     return KeyProbe(rows, sql_and(*present) if present else None)
 
-
-def key_filter(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
-               limit: int | None = None) -> str | None:
-    """The predicate of :func:`probe_keys`."""
-    return probe_keys(batch, keys, target_types, limit).predicate

@@ -111,6 +111,7 @@ class MergeSink:
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
         schema = spark.table(target).schema
+        types = types_of(schema)
         batch = _temp_view("batch")
         df.createOrReplaceTempView(batch)
         spec = MergeSpec(target=quote_qualified(target), source=batch, keys=self.keys,
@@ -120,18 +121,18 @@ class MergeSink:
         collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            probe = probe_keys(collapsed, self.keys, types_of(schema))
+            probe = probe_keys(collapsed, self.keys, types)
             if probe.rows == 0:  # nothing to merge: the position advances alone
                 commit.commit_marker_only(spark, target, props)
                 return {target: Changes()}
             keys = probe.predicate
             changes = None
             if self.changelog and self.changelog not in sides_done:
-                changes = self._append_changelog(spark, spec, types_of(schema),
+                changes = self._append_changelog(spark, spec, types,
                                                  collapsed_view, props, keys)
             if changes is None:
                 changes = _count_changes(spark, change_counts_sql(
-                    self.engine, spec, types_of(schema), collapsed_view=collapsed_view,
+                    self.engine, spec, types, collapsed_view=collapsed_view,
                     key_filter=keys))
             statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
                                   key_filter=keys)

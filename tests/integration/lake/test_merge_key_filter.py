@@ -79,13 +79,13 @@ def test_key_filter_reaches_the_target_scan(sp: SparkSession) -> None:
     ident = _table(sp)
     batch, _ = _batch(sp)
     types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
-    in_list = kf.key_filter(batch, KEYS, types)
+    in_list = kf.probe_keys(batch, KEYS, types).predicate
     assert in_list is not None and "t.`k` IN (-20L, -19L" in in_list
     assert "t.`s` IN ('a', 'back\\\\slash', 'it\\'s', 'ü OR 😀')" in in_list
     assert "t.`x` IN (CAST('0.00' AS DECIMAL(10,2))" in in_list
-    ranges = kf.key_filter(batch, KEYS, types, limit=1)
+    ranges = kf.probe_keys(batch, KEYS, types, limit=1).predicate
     assert ranges is not None and "t.`k` BETWEEN -20L AND 82L" in ranges
-    assert kf.key_filter(batch.selectExpr("CAST(k AS INT) AS k"), ["k"], types) is None
+    assert kf.probe_keys(batch.selectExpr("CAST(k AS INT) AS k"), ["k"], types).predicate is None
 
     batch.createOrReplaceTempView("mt_kf_batch")
     spec = MergeSpec(ident, "mt_kf_batch", KEYS, [f.name for f in sp.table(ident).schema.fields],
