@@ -45,10 +45,16 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
                                 start_new_session=True)
 
 
-def wait_running(proc: subprocess.Popen[bytes], log: Path, timeout: float = 300) -> None:
-    """Until this run has committed its first ODS batch (Spark up, flows discovered)."""
+#: The line of any committed batch, whichever flow (``_print_batch`` in the run command).
+ANY_BATCH = b" dead letters, "
+
+
+def wait_running(proc: subprocess.Popen[bytes], log: Path, timeout: float = 300,
+                 committed: bytes = b"clickevent: +") -> None:
+    """Until this run has committed its first ODS batch (Spark up, flows discovered), or
+    whatever batch ``committed`` names."""
     deadline = time.monotonic() + timeout
-    while b"clickevent: +" not in (log.read_bytes() if log.exists() else b""):
+    while committed not in (log.read_bytes() if log.exists() else b""):
         assert proc.poll() is None, log.read_text()[-3000:]
         assert time.monotonic() < deadline, "pipeline did not start"
         time.sleep(0.2)
