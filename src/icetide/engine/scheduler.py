@@ -17,12 +17,11 @@ its own target tightened by the targets downstream (less the hops below it), min
 stale its inputs already are (the hops above it). A flow with no target anywhere
 downstream runs on spare capacity: at most once per four of its batch durations. A batch
 that was not caught up is followed at once. Ready flows run concurrently on
-``flows.concurrency`` workers, their batches sharing Spark's FAIR pool ``flows`` fairly,
-so one heavy batch does not starve the rest (maintenance, in its own slot and pool, gets
-only the cores no flow task waits for: :mod:`icetide.runtime.pools`); among ready flows
-the earliest deadline goes first: the arrival of the oldest input it holds + the
-tightest target it serves. A tight target is served first, for one target the hop holding
-the oldest data (DWS before DWD before ODS), and no flow waits for ever.
+``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
+so one heavy batch does not starve the rest; among ready flows the earliest deadline
+goes first: the arrival of the oldest input it holds + the tightest target it serves. A
+tight target is served first, for one target the hop holding the oldest data (DWS before
+DWD before ODS), and no flow waits for ever.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -43,7 +42,6 @@ from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
 from icetide.runtime.interrupt import Interrupted
-from icetide.runtime.pools import FLOWS_POOL, MAINTENANCE_POOL
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,6 +60,8 @@ IDLE_POLL_FACTOR = 6.0
 IDLE_POLL_MIN_S = 30.0
 #: An external input with nothing new is looked at again after at most this long.
 POLL_S = 1.0
+#: The Spark FAIR pool of maintenance passes.
+UPKEEP_POOL = "maintenance"
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
 
@@ -268,7 +268,7 @@ class DagScheduler:
     def _upkeep_one(self, table: str) -> None:
         assert self.upkeep is not None
         if self.spark is not None:
-            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", MAINTENANCE_POOL)
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", UPKEEP_POOL)
         self.upkeep.run(table)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
@@ -288,8 +288,8 @@ class DagScheduler:
 
     def _batch(self, slot: Slot, stop: threading.Event) -> None:
         began = time.monotonic()
-        if self.spark is not None:  # runtime/pools.py: before maintenance, fair between flows
-            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", FLOWS_POOL)
+        if self.spark is not None:  # FAIR pools: one heavy batch does not starve the rest
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", slot.name)
         try:
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)

@@ -4,8 +4,8 @@ The scheduler's API: ``due(now)`` lists the tables whose policy ``interval`` ela
 ``run(table)`` does one maintenance pass (conflicts with the run's own writers are
 retried, then yielded: a flow's commit always wins, see :mod:`icetide.maintenance`).
 The pipeline scheduler (:mod:`icetide.engine.scheduler`) runs the passes in a slot of
-their own, in Spark's scheduler pool ``maintenance`` (it gets only the cores no flow task
-waits for: :mod:`icetide.runtime.pools`), skipping tables whose writer is in a batch.
+their own, in Spark's scheduler pool ``maintenance``, skipping tables whose writer is in
+a batch.
 """
 
 from __future__ import annotations

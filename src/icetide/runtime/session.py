@@ -23,7 +23,6 @@ from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_catalog
 from icetide.runtime.jars import default_jar_cache, ensure_jars
 from icetide.runtime.java import check_java
-from icetide.runtime.pools import allocation_file
 from icetide.runtime.pyenv import executor_python
 
 log = logging.getLogger(__name__)
@@ -101,11 +100,10 @@ def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
 
 def spark_conf(
     settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
-    python_conf: Mapping[str, str] | None = None, pools: Path | None = None,
+    python_conf: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The complete Spark conf for ``settings`` (pure: no JVM). ``python_conf`` is the
-    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`);
-    ``pools`` the FAIR pools' allocation file (:mod:`icetide.runtime.pools`).
+    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`).
     User ``spark.conf`` wins."""
     spark = settings.spark
     conf = {
@@ -113,8 +111,8 @@ def spark_conf(
         "spark.app.name": spark.app_name,
         "spark.driver.memory": spark.driver_memory,
         "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
-        # FAIR pools (runtime/pools.py): flow batches share the executors fairly, and
-        # maintenance gets the cores no flow task waits for
+        # the pipeline scheduler runs each flow's batch in a pool of its own
+        # (engine/scheduler.py): FAIR shares executors between concurrent batches
         "spark.scheduler.mode": "FAIR",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -128,8 +126,6 @@ def spark_conf(
     }
     conf.update(_cluster_conf(spark))
     conf.update(python_conf or {})
-    if pools is not None:
-        conf["spark.scheduler.allocation.file"] = pools.as_uri()
     if log4j is not None:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile=file:{log4j}"
     conf.update(catalog_conf(settings))
@@ -158,8 +154,7 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
-    conf = spark_conf(settings, jars, _log4j_config(cache), python_conf,
-                      allocation_file(cache))
+    conf = spark_conf(settings, jars, _log4j_config(cache), python_conf)
     log.debug("Spark conf: %s", redacted(conf))
     builder = SparkSession.builder
     for key, value in conf.items():
