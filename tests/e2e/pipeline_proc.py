@@ -45,12 +45,14 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
                                 start_new_session=True)
 
 
-#: The line of any committed batch, whichever flow (``_print_batch`` in the run command).
+#: What the run prints for a committed batch (``_print_batch`` in the run command): of
+#: the ODS flow, of any flow.
+ODS_BATCH = b"clickevent: +"
 ANY_BATCH = b" dead letters, "
 
 
 def wait_running(proc: subprocess.Popen[bytes], log: Path, timeout: float = 300,
-                 committed: bytes = b"clickevent: +") -> None:
+                 committed: bytes = ODS_BATCH) -> None:
     """Until this run has committed its first ODS batch (Spark up, flows discovered), or
     whatever batch ``committed`` names."""
     deadline = time.monotonic() + timeout

@@ -40,7 +40,15 @@ from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.devkit.embedded.spark_cluster import EmbeddedSparkCluster, spark_home
 from icetide.devkit.gen.clicks import GenOptions, GenReport
-from tests.e2e.pipeline_proc import drain, kill9, log_counts, pipeline_env, start, wait_running
+from tests.e2e.pipeline_proc import (
+    ODS_BATCH,
+    drain,
+    kill9,
+    log_counts,
+    pipeline_env,
+    start,
+    wait_running,
+)
 from tests.e2e.test_clickstream_kill9 import Producers, _assert_all_ok, lake, shop
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
@@ -50,7 +58,6 @@ __all__ = ["lake", "shop"]  # fixtures shared with test_clickstream_kill9
 
 #: clicks flow until the kills are done (batches keep coming however slow Spark starts)
 CLICKS = GenOptions(count=0, rate=15, bad_ratio=0.02, seed=5)
-COMMITTED = b"clickevent: +"
 
 
 @pytest.fixture(scope="module")
@@ -157,13 +164,13 @@ def _worker_kill(env: dict[str, str], log: Path, cluster: EmbeddedSparkCluster,
     proc = start(env, log, *args)
     try:
         wait_running(proc, log)
-        _wait_commits(proc, log, log.read_bytes().count(COMMITTED) + 2)
+        _wait_commits(proc, log, log.read_bytes().count(ODS_BATCH) + 2)
         cluster.kill_worker(0)
-        after = log.read_bytes().count(COMMITTED)
+        after = log.read_bytes().count(ODS_BATCH)
         _wait_commits(proc, log, after + 3)  # Spark reran the lost tasks elsewhere
         assert b"Lost executor" in log.read_bytes(), "the driver never saw the executor go"
         cluster.start_worker(0)
-        _wait_commits(proc, log, log.read_bytes().count(COMMITTED) + 1)
+        _wait_commits(proc, log, log.read_bytes().count(ODS_BATCH) + 1)
         assert proc.poll() is None, log.read_text()[-3000:]
     finally:
         kill9(proc)  # the driver: its restart must resume from the committed markers
@@ -182,7 +189,7 @@ def _driver_restart(env: dict[str, str], log: Path, args: tuple[str, ...]) -> No
 def _wait_commits(proc: subprocess.Popen[bytes], log: Path, count: int,
                   timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
-    while log.read_bytes().count(COMMITTED) < count:
+    while log.read_bytes().count(ODS_BATCH) < count:
         assert proc.poll() is None, log.read_text()[-3000:]
         assert time.monotonic() < deadline, f"fewer than {count} ODS commits"
         time.sleep(0.3)
