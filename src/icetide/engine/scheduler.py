@@ -18,10 +18,11 @@ stale its inputs already are (the hops above it). A flow with no target anywhere
 downstream runs on spare capacity: at most once per four of its batch durations. A batch
 that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
-so one heavy batch does not starve the rest; among ready flows the earliest deadline
-goes first: the arrival of the oldest input it holds + the tightest target it serves. A
-tight target is served first, for one target the hop holding the oldest data (DWS before
-DWD before ODS), and no flow waits for ever.
+so one heavy batch does not starve the rest, and at most one batch per target table at a
+time (flows into one table commit in turn; a second would only hold a worker); among
+ready flows the earliest deadline goes first: the arrival of the oldest input it holds +
+the tightest target it serves. A tight target is served first, for one target the hop
+holding the oldest data (DWS before DWD before ODS), and no flow waits for ever.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run, as before.
@@ -109,6 +110,10 @@ class Slot:
     @property
     def name(self) -> str:
         return self.loop.flow.name
+
+    @property
+    def target(self) -> str:
+        return self.loop.flow.target
 
     @property
     def target_s(self) -> float:
@@ -231,6 +236,7 @@ class DagScheduler:
         self.on_error = on_error
         self._wake = threading.Condition()
         self._errors: list[BaseException] = []
+        self._blocked: frozenset[str] = frozenset()  # ready, but no worker or target free
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
@@ -272,13 +278,26 @@ class DagScheduler:
         self.upkeep.run(table)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
-        if free <= 0:
-            return []
+        """The ready slots to start, earliest deadline first; at most one batch per target
+        at a time. Two flows into one table (``count_views`` and ``count_uv``) would
+        commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
+        started together, the second holds a worker idle while the first writes. The
+        ready slots left waiting are :attr:`_blocked` until a batch ends."""
         ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
-        return ready[:free]
+        busy = {s.target for s in self.slots if s.running}
+        picked: list[Slot] = []
+        for slot in ready:
+            if len(picked) < free and slot.target not in busy:
+                busy.add(slot.target)
+                picked.append(slot)
+        self._blocked = frozenset(s.name for s in ready if s not in picked)
+        return picked
 
     def _sleep(self, now: float) -> None:
-        wake = min((s.wake_at() for s in self.slots), default=math.inf)
+        """Until the next slot may start; a blocked one waits for a batch's end instead
+        (:meth:`_notify`), not in a busy loop."""
+        wake = min((s.wake_at() for s in self.slots if s.name not in self._blocked),
+                   default=math.inf)
         with self._wake:
             self._wake.wait(min(TICK_S, max(0.0, wake - now)) or 0.01)
 

@@ -46,9 +46,9 @@ class _Loop(FlowLoop):
     """A flow loop whose n-th batch returns ``script(n)``; it records when each began."""
 
     def __init__(self, name: str, reads: str | None, script: Script,
-                 min_spacing: float = 0.0) -> None:
+                 min_spacing: float = 0.0, target: str | None = None) -> None:
         src = _Table(reads)
-        flow = Flow(name=name, target=f"lake.{name}", sources={src.key: src},
+        flow = Flow(name=name, target=target or f"lake.{name}", sources={src.key: src},
                     transform=lambda ctx: None,  # type: ignore[arg-type,return-value]
                     min_spacing=min_spacing)
         super().__init__(None, flow, max_failures=2)  # type: ignore[arg-type]
@@ -155,6 +155,28 @@ def test_the_tightest_freshness_target_goes_first_when_workers_are_scarce() -> N
     slots = [_slot(loose, 60.0, target=600.0), _slot(tight, 60.0, target=5.0)]
     _run(slots, until=lambda: bool(loose.starts and tight.starts), concurrency=1)
     assert tight.starts[0] < loose.starts[0]
+
+
+def test_flows_into_one_target_take_one_worker_and_leave_the_other_free() -> None:
+    writing = {"now": 0, "most": 0}
+
+    def merge(name: str) -> Script:
+        def script(n: int) -> BatchResult | None:
+            writing["now"] += 1
+            writing["most"] = max(writing["most"], writing["now"])
+            time.sleep(0.3)  # the MERGE into the shared table
+            writing["now"] -= 1
+            return _result(name)
+        return script
+
+    views = _Loop("views", None, merge("views"), target="lake.product_views")
+    uv = _Loop("uv", None, merge("uv"), target="lake.product_views")
+    ods = _Loop("ods", None, lambda n: _result("ods"))
+    slots = [_slot(views, 0.1), _slot(uv, 0.1), _slot(ods, 0.1)]
+    _run(slots, until=lambda: len(uv.starts) >= 3 and len(views.starts) >= 3)
+    assert writing["most"] == 1  # never both in a batch
+    assert ods.starts[0] < uv.starts[0]  # the second worker went to a flow that can commit
+    assert len(ods.starts) > len(uv.starts)  # ... each time
 
 
 def test_a_failing_flow_stops_the_run_after_its_retries() -> None:
