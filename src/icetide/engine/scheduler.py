@@ -63,6 +63,9 @@ IDLE_POLL_MIN_S = 30.0
 POLL_S = 1.0
 #: The Spark FAIR pool of maintenance passes.
 UPKEEP_POOL = "maintenance"
+#: After a maintenance pass of d seconds the next starts no sooner than this × d later:
+#: upkeep takes at most 1/4 of the time, however many tables fall due at once.
+UPKEEP_GAP_FACTOR = 3.0
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
 
@@ -230,6 +233,7 @@ class DagScheduler:
         self.spark = spark
         self.upkeep = upkeep
         self._upkeep_job: Future[None] | None = None
+        self._upkeep_after = 0.0  # monotonic: no pass starts before (UPKEEP_GAP_FACTOR)
         self.slots = list(slots)
         self.concurrency = max(1, concurrency)
         self.on_batch = on_batch
@@ -261,9 +265,13 @@ class DagScheduler:
         """Maintenance in a slot of its own (one pass at a time, Spark pool
         ``maintenance``), never on a table whose writer is in a batch right now: a flow
         never waits for a worker, and a compaction rarely races its table's commit (one
-        that does is retried by the loop without counting as a failure)."""
+        that does is retried by the loop without counting as a failure). Passes leave
+        ``UPKEEP_GAP_FACTOR`` × their duration free after them: upkeep shares the cores
+        with the flows instead of holding them while a backlog of passes drains."""
         if self.upkeep is None or (self._upkeep_job is not None
                                    and not self._upkeep_job.done()):
+            return
+        if time.monotonic() < self._upkeep_after:
             return
         busy = {table for slot in self.slots if slot.running for table in slot.writes}
         for table in self.upkeep.due(time.time()):
@@ -275,7 +283,12 @@ class DagScheduler:
         assert self.upkeep is not None
         if self.spark is not None:
             self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", UPKEEP_POOL)
-        self.upkeep.run(table)
+        began = time.monotonic()
+        try:
+            self.upkeep.run(table)
+        finally:
+            ended = time.monotonic()
+            self._upkeep_after = ended + UPKEEP_GAP_FACTOR * (ended - began)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
         """The ready slots to start, earliest deadline first; at most one batch per target

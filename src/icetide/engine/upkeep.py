@@ -46,6 +46,15 @@ def run_policy(config: MaintenanceConfig, defaults: PipelineDefaults) -> Mainten
     return config.with_overrides(defaults.maintenance, "defaults.maintenance")
 
 
+def staggered(tables: list[str], started: float,
+              interval: Callable[[str], float]) -> dict[str, float]:
+    """First pass of each table, spread over its first interval (the k-th of n tables at
+    k/n of it): passes that all fell due together would hold the maintenance slot (and
+    Spark's cores) for minutes at a time while every flow waits behind them."""
+    n = max(1, len(tables))
+    return {t: started + interval(t) * (k + 1) / n for k, t in enumerate(tables)}
+
+
 class Upkeep:
     """Maintenance of the tables ``run``'s flows write, each on its own interval."""
 
@@ -58,9 +67,8 @@ class Upkeep:
         self.tables = written_tables(run.compile_all())
         self._clock = clock
         self._marks_at = float("-inf")
-        started = clock()
-        #: table → when its next pass is due (the first one after one interval).
-        self._next: dict[str, float] = {t: started + self._interval(t) for t in self.tables}
+        #: table → when its next pass is due.
+        self._next = staggered(self.tables, clock(), self._interval)
 
     def _interval(self, table: str) -> float:
         try:

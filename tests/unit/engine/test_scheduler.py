@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
-from icetide.engine.scheduler import DagScheduler, Slot, link
+from icetide.engine.scheduler import UPKEEP_GAP_FACTOR, DagScheduler, Slot, link
 from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
@@ -197,12 +197,16 @@ class _Upkeep:
         self.passes: list[tuple[str, bool]] = []  # (table, its writer was in a batch)
         self.writer: _Loop | None = None
         self.busy = threading.Event()
+        self.seconds = 0.0  # each pass takes this long
+        self.starts: list[float] = []
 
     def due(self, now: float) -> list[str]:
         return [t for t in self.tables if t not in {p for p, _ in self.passes}]
 
     def run(self, table: str) -> object:
         self.passes.append((table, self.busy.is_set()))
+        self.starts.append(time.monotonic())
+        time.sleep(self.seconds)
         return None
 
 
@@ -231,6 +235,26 @@ def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> N
         timer.cancel()
     assert [t for t, _ in upkeep.passes] == ["lake.b", "lake.a"]
     assert ("lake.a", True) not in upkeep.passes  # never while its writer was mid-batch
+
+
+def test_maintenance_passes_leave_three_times_their_duration_to_the_flows() -> None:
+    upkeep = _Upkeep(["lake.a", "lake.b", "lake.c"])  # all due at once
+    upkeep.seconds = 0.2
+    ods = _Loop("ods", None, lambda n: _result("ods"))
+    stop = threading.Event()
+    timer = threading.Timer(8.0, stop.set)
+    timer.start()
+
+    def done(_: BatchResult) -> None:
+        if len(upkeep.passes) == 3:
+            stop.set()
+    try:
+        DagScheduler(None, [_slot(ods, 0.05)], 1, done, upkeep=upkeep).run(stop)
+    finally:
+        timer.cancel()
+    assert len(upkeep.starts) == 3
+    gaps = [b - a for a, b in zip(upkeep.starts, upkeep.starts[1:], strict=False)]
+    assert min(gaps) >= 0.2 * (1 + UPKEEP_GAP_FACTOR) - 0.05  # the pass + 3x free after it
 
 
 def _costed(name: str, reads: str | None, cost: float, target: float | None,
