@@ -9,8 +9,8 @@ traced through the flows' markers (:mod:`benchmarks.freshness.trace`). The Kafka
 (produced − committed to ODS) is sampled every 10 s, to show whether it grows.
 
 ``--compare DIR`` first runs the same measurement with the pipeline process on another
-checkout's ``src`` (e.g. a worktree of the commit before the scheduler), so the report
-shows before → after from one session on the same machine.
+checkout's ``src`` and ``examples/clickstream`` (e.g. a worktree of the commit before the
+scheduler), so the report shows before → after from one session on the same machine.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from icetide.devkit.gen.business import BusinessOptions, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.runtime.metastore.service import stop_metastore
 
-ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
 WARMUP_CLICKS = 2_000
 WARMUP_S = 240.0  # the pipeline's first commits in every layer (JVM start, table creation)
@@ -84,7 +83,8 @@ def _pipeline(settings: Settings, shop: Any, src: Path, load: Load, once: bool =
            "ICETIDE_KAFKA__BOOTSTRAP": str(settings.kafka.bootstrap),
            "ICETIDE_METASTORE__PORT": str(settings.metastore.port),
            "ICETIDE_SPARK__DRIVER_MEMORY": "4g", "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-m", "icetide.cli", "run", str(ROOT / "examples" / "clickstream"),
+    pipeline = src.parent / "examples" / "clickstream"  # the checkout's own pipeline
+    cmd = [sys.executable, "-m", "icetide.cli", "run", str(pipeline),
            "--conf", "clickstream.dims=cdc"]
     if load.trigger:
         cmd += ["--trigger-interval", str(load.trigger)]
