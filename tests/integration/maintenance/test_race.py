@@ -28,13 +28,30 @@ UP, STATE = "lake.race.events", "lake.race.state"
 COMMITS, ROWS, KEYS = 10, 40, 60
 
 
+def _append(spark: SparkSession, c: int) -> None:
+    """The upstream's ``c``-th commit: ``ROWS`` rows over the ``KEYS`` keys."""
+    rows = spark.range(c * ROWS, (c + 1) * ROWS).selectExpr(
+        f"id % {KEYS} AS id", "id * 7 AS v", "id AS seq")
+    commit.append(rows.coalesce(1), UP, Marker("gen", {"c": c}, {"c": c + 1}).to_summary())
+
+
+def _append_until_compacted(spark: SparkSession, compacted_at: list[float],
+                            stop: threading.Event) -> None:
+    """Upstream commits keep coming until three after the first compaction, so the flow
+    is still committing when a compaction commits however fast either of them runs."""
+    c, after = COMMITS, 0
+    while not stop.is_set() and after < 3 and c < COMMITS + 200:
+        _append(spark, c)
+        c += 1
+        after += bool(compacted_at)
+        time.sleep(0.3)
+
+
 def _upstream(spark: SparkSession) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.race")
     spark.sql(f"CREATE TABLE {UP} (id bigint, v bigint, seq bigint) USING iceberg")
     for c in range(COMMITS):
-        rows = spark.range(c * ROWS, (c + 1) * ROWS).selectExpr(
-            f"id % {KEYS} AS id", "id * 7 AS v", "id AS seq")
-        commit.append(rows.coalesce(1), UP, Marker("gen", {"c": c}, {"c": c + 1}).to_summary())
+        _append(spark, c)
     spark.sql(create_table_sql(STATE, [("id", "bigint NOT NULL"), ("v", "bigint"),
                                        ("seq", "bigint")],
                                partition_sql=["bucket(4, `id`)"],
@@ -73,13 +90,18 @@ def test_compaction_races_a_merge_flow(spark: SparkSession, icetide_settings: Se
     writer.start()
     passes, deadline = [], time.monotonic() + 240
     compacted_at: list[float] = []  # wall-clock ends of passes that compacted
-    while not _caught_up(spark) and time.monotonic() < deadline and not errors:
+    appender = threading.Thread(target=_append_until_compacted,
+                                args=(spark, compacted_at, stop), daemon=True)
+    appender.start()
+    while ((appender.is_alive() or not _caught_up(spark)) and time.monotonic() < deadline
+           and not errors):
         maintainer.marks(refresh=True)
         passes.append(maintainer.run(STATE))
         if "compaction" in passes[-1].actions:
             compacted_at.append(time.time())
     stop.set()
     writer.join(60)
+    appender.join(60)
     assert not errors, errors
     assert _caught_up(spark), "the flow did not reach the upstream's current snapshot"
     assert compacted_at, passes
