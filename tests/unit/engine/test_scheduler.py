@@ -210,6 +210,21 @@ class _Upkeep:
         return None
 
 
+def _run_upkeep(slot: Slot, upkeep: _Upkeep, seconds: float = 8.0) -> None:
+    """One worker for ``slot``, until every table of ``upkeep`` had its pass."""
+    stop = threading.Event()
+    timer = threading.Timer(seconds, stop.set)
+    timer.start()
+
+    def done(_: BatchResult) -> None:
+        if len(upkeep.passes) == len(upkeep.tables):
+            stop.set()
+    try:
+        DagScheduler(None, [slot], 1, done, upkeep=upkeep).run(stop)
+    finally:
+        timer.cancel()
+
+
 def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> None:
     upkeep = _Upkeep(["lake.a", "lake.b"])
 
@@ -222,17 +237,7 @@ def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> N
     a = _Loop("a", None, writing)
     slot = _slot(a, 30.0)
     slot.writes = frozenset({"lake.a"})
-    stop = threading.Event()
-    timer = threading.Timer(8.0, stop.set)
-    timer.start()
-
-    def done(_: BatchResult) -> None:
-        if len(upkeep.passes) == 2:
-            stop.set()
-    try:
-        DagScheduler(None, [slot], 1, done, upkeep=upkeep).run(stop)
-    finally:
-        timer.cancel()
+    _run_upkeep(slot, upkeep)
     assert [t for t, _ in upkeep.passes] == ["lake.b", "lake.a"]
     assert ("lake.a", True) not in upkeep.passes  # never while its writer was mid-batch
 
@@ -240,18 +245,7 @@ def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> N
 def test_maintenance_passes_leave_three_times_their_duration_to_the_flows() -> None:
     upkeep = _Upkeep(["lake.a", "lake.b", "lake.c"])  # all due at once
     upkeep.seconds = 0.2
-    ods = _Loop("ods", None, lambda n: _result("ods"))
-    stop = threading.Event()
-    timer = threading.Timer(8.0, stop.set)
-    timer.start()
-
-    def done(_: BatchResult) -> None:
-        if len(upkeep.passes) == 3:
-            stop.set()
-    try:
-        DagScheduler(None, [_slot(ods, 0.05)], 1, done, upkeep=upkeep).run(stop)
-    finally:
-        timer.cancel()
+    _run_upkeep(_slot(_Loop("ods", None, lambda n: _result("ods")), 0.05), upkeep)
     assert len(upkeep.starts) == 3
     gaps = [b - a for a, b in zip(upkeep.starts, upkeep.starts[1:], strict=False)]
     assert min(gaps) >= 0.2 * (1 + UPKEEP_GAP_FACTOR) - 0.05  # the pass + 3x free after it
