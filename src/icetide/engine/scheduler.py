@@ -239,8 +239,8 @@ class DagScheduler:
         self.on_batch = on_batch
         self.on_error = on_error
         self._wake = threading.Condition()
+        self._ended = False  # a batch ended since the scheduler last looked (under _wake)
         self._errors: list[BaseException] = []
-        self._blocked: frozenset[str] = frozenset()  # ready, but no worker or target free
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
@@ -294,8 +294,7 @@ class DagScheduler:
         """The ready slots to start, earliest deadline first; at most one batch per target
         at a time. Two flows into one table (``count_views`` and ``count_uv``) would
         commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
-        started together, the second holds a worker idle while the first writes. The
-        ready slots left waiting are :attr:`_blocked` until a batch ends."""
+        started together, the second holds a worker idle while the first writes."""
         ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
         busy = {s.target for s in self.slots if s.running}
         picked: list[Slot] = []
@@ -303,19 +302,21 @@ class DagScheduler:
             if len(picked) < free and slot.target not in busy:
                 busy.add(slot.target)
                 picked.append(slot)
-        self._blocked = frozenset(s.name for s in ready if s not in picked)
         return picked
 
     def _sleep(self, now: float) -> None:
-        """Until the next slot may start; a blocked one waits for a batch's end instead
-        (:meth:`_notify`), not in a busy loop."""
-        wake = min((s.wake_at() for s in self.slots if s.name not in self._blocked),
-                   default=math.inf)
+        """Until the next slot may start. A slot still ready after :meth:`_pick` found no
+        free worker or its target busy: it waits for a batch's end (:meth:`_notify`),
+        not in a busy loop."""
+        wake = min((s.wake_at() for s in self.slots if not s.ready(now)), default=math.inf)
         with self._wake:
-            self._wake.wait(min(TICK_S, max(0.0, wake - now)) or 0.01)
+            if not self._ended:  # a batch that ended since `now` is not waited for
+                self._wake.wait(min(TICK_S, max(0.0, wake - now)) or 0.01)
+            self._ended = False
 
     def _notify(self) -> None:
         with self._wake:
+            self._ended = True
             self._wake.notify_all()
 
     def _batch(self, slot: Slot, stop: threading.Event) -> None:
