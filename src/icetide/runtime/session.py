@@ -23,6 +23,7 @@ from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_catalog
 from icetide.runtime.jars import default_jar_cache, ensure_jars
 from icetide.runtime.java import check_java
+from icetide.runtime.py4j_memo import install as memoize_java_names
 from icetide.runtime.pyenv import executor_python
 
 log = logging.getLogger(__name__)
@@ -167,6 +168,7 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
             f"{java.version} ({java.executable}): {exc}; check spark.master and the log above"
         ) from exc
     session.sparkContext.setLogLevel("WARN")
+    memoize_java_names()
     log.info(
         "SparkSession %s (catalog %s, %s) started in %.1fs",
         settings.spark.master, settings.catalog.name, settings.catalog.type,

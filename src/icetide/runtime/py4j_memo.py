@@ -1,0 +1,79 @@
+"""Remember which Java names py4j resolved, so a name is looked up in the JVM once.
+
+Every ``spark._jvm.org.apache.iceberg.spark.Spark3Util`` (and every ``F.col``: pyspark
+resolves ``jvm.functions`` on each call) is a py4j round trip per dotted part, and the
+JVM answers each with ``Class.forName``. A part that is *not* a class (``org``,
+``org.apache``; a short name tried against each of pyspark's wildcard imports) misses:
+the class loader then searches every jar on the class path (~250 in pyspark's
+``jars/``) and builds a ``ClassNotFoundException``. Profiled with Java Flight Recorder
+on the clickstream pipeline at 2,000 events/s, those look-ups were 4 % of the driver
+JVM's CPU samples (docs/benchmarks.md).
+
+What a name resolves to never changes while a gateway lives (a class or a package; a
+static method of a loaded class), so :func:`install` memoizes those answers per gateway
+client. Failed look-ups, static *fields* (their value may change) and instance members
+are not remembered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from py4j import java_gateway as gw
+
+_installed = False
+_lock = threading.Lock()
+_MEMO_ATTR = "_icetide_names"
+
+Getattr = Callable[[Any, str], Any]
+
+
+def _memo(client: Any) -> dict[tuple[str, str, str], Any]:
+    memo: dict[tuple[str, str, str], Any] | None = getattr(client, _MEMO_ATTR, None)
+    if memo is None:
+        memo = {}
+        setattr(client, _MEMO_ATTR, memo)
+    return memo
+
+
+def _remembered(kind: str, scope: Callable[[Any], str], original: Getattr,
+                keep: Callable[[Any], bool]) -> Getattr:
+    """``original`` (a ``__getattr__``) answering repeated names from the memo."""
+
+    def lookup(self: Any, name: str) -> Any:
+        memo = _memo(self._gateway_client)
+        key = (kind, scope(self), name)
+        found = memo.get(key)
+        if found is None:
+            found = original(self, name)
+            if keep(found):
+                memo[key] = found
+        return found
+
+    return lookup
+
+
+def _class_or_package(value: Any) -> bool:
+    return isinstance(value, (gw.JavaClass, gw.JavaPackage))
+
+
+def _method_or_class(value: Any) -> bool:
+    return isinstance(value, (gw.JavaClass, gw.JavaMember))
+
+
+def install() -> None:
+    """Memoize py4j's name look-ups in this process (idempotent)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        gw.JVMView.__getattr__ = _remembered(
+            "view", lambda v: str(v._id), gw.JVMView.__getattr__, _class_or_package)
+        gw.JavaPackage.__getattr__ = _remembered(
+            "package", lambda p: f"{p._jvm_id}:{p._fqn}", gw.JavaPackage.__getattr__,
+            _class_or_package)
+        gw.JavaClass.__getattr__ = _remembered(
+            "class", lambda c: str(c._fqn), gw.JavaClass.__getattr__, _method_or_class)
+        _installed = True
