@@ -77,7 +77,7 @@ def request_resnapshot(spark: SparkSession, ident: str) -> ResnapshotRequest:
                 f"table {ident} does not exist and no CDC target is filled from {upstream}; "
                 "name a CDC target table, e.g. `icetide cdc resnapshot dim_db.products`")
         ident = found
-    props = dict(commit.load_table(spark, ident).properties())
+    props = commit.read_metadata(spark, ident).properties
     flow, anchor, source = (props.get(k) for k in (FLOW_PROPERTY, ANCHOR_PROPERTY,
                                                    SOURCE_PROPERTY))
     if not flow or not anchor or not source:

@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.model.markers import FLOW, MAX_EVENT_TIME, Marker
 
 if TYPE_CHECKING:
@@ -35,36 +37,32 @@ def load_table(spark: SparkSession, ident: str) -> Any:
     return table
 
 
-def iter_ancestor_summaries(table: Any) -> Iterator[tuple[int, dict[str, str]]]:
+def read_metadata(spark: SparkSession, ident: str) -> TableMetadata:
+    """``ident``'s current metadata (refreshed), read in one py4j call."""
+    return metadata_of(spark, load_table(spark, ident))
+
+
+def iter_ancestor_summaries(spark: SparkSession, ident: str
+                            ) -> Iterator[tuple[int, Mapping[str, str]]]:
     """``(snapshot_id, summary)`` from the current snapshot back through its parents."""
-    snap = table.currentSnapshot()
-    seen = 0
-    while snap is not None and seen < MAX_ANCESTORS:
-        yield int(snap.snapshotId()), dict(snap.summary())
-        parent = snap.parentId()
-        snap = table.snapshot(parent) if parent is not None else None
-        seen += 1
+    for snap in itertools.islice(read_metadata(spark, ident).ancestors(), MAX_ANCESTORS):
+        yield snap.snapshot_id, snap.summary
 
 
 def newest_event_at(spark: SparkSession, ident: str, snapshot: int | None) -> int | None:
     """The newest event time (``icetide.max-event-time``) that ``ident`` reflects as of
     ``snapshot`` (``None``: its current one): the first marker carrying one, walking back."""
-    table = load_table(spark, ident)
-    snap = table.currentSnapshot() if snapshot is None else table.snapshot(snapshot)
-    seen = 0
-    while snap is not None and seen < MAX_ANCESTORS:
-        value = dict(snap.summary()).get(MAX_EVENT_TIME)
+    ancestors = read_metadata(spark, ident).ancestors(snapshot)
+    for snap in itertools.islice(ancestors, MAX_ANCESTORS):
+        value = snap.summary.get(MAX_EVENT_TIME)
         if value:
             return int(value)
-        parent = snap.parentId()
-        snap = table.snapshot(parent) if parent is not None else None
-        seen += 1
     return None
 
 
 def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
     """The newest marker that ``flow`` committed to ``ident``, or ``None``."""
-    for _, summary in iter_ancestor_summaries(load_table(spark, ident)):
+    for _, summary in iter_ancestor_summaries(spark, ident):
         if summary.get(FLOW) == flow:
             return Marker.from_summary(summary)
     return None

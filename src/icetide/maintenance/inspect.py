@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from icetide.lake.commit import MAX_ANCESTORS, load_table
+from icetide.lake.commit import MAX_ANCESTORS, read_metadata
+from icetide.lake.metadata import metadata_of
 from icetide.maintenance.report import TableStats
 from icetide.model.markers import FLOW, Marker
 from icetide.tables.sql import quote_ident
@@ -25,14 +27,14 @@ def _int(summary: Any, key: str) -> int:
     return int(value) if value is not None else 0
 
 
-def table_stats(table: Any) -> TableStats:
+def table_stats(spark: SparkSession, table: Any) -> TableStats:
     """Numbers of ``table`` (a Java Iceberg ``Table``) from its current snapshot."""
-    snap = table.currentSnapshot()
-    snapshots = sum(1 for _ in table.snapshots())
-    disk = disk_bytes(str(table.location()))
+    meta = metadata_of(spark, table)
+    snap, snapshots = meta.current, len(meta.snapshots)
+    disk = disk_bytes(meta.location or str(table.location()))
     if snap is None:
         return TableStats(snapshots=snapshots, disk_bytes=disk)
-    summary = snap.summary()
+    summary = snap.summary
     return TableStats(
         data_files=_int(summary, "total-data-files"),
         delete_files=_int(summary, "total-delete-files"),
@@ -40,7 +42,7 @@ def table_stats(table: Any) -> TableStats:
         position_deletes=_int(summary, "total-position-deletes"),
         bytes=_int(summary, "total-files-size"),
         snapshots=snapshots,
-        manifests=int(snap.allManifests(table.io()).size()),
+        manifests=int(table.currentSnapshot().allManifests(table.io()).size()),
         disk_bytes=disk,
     )
 
@@ -83,19 +85,13 @@ def _unquoted(name: str) -> str:
 
 def newest_marks(spark: SparkSession, ident: str) -> list[FlowMark]:
     """Each flow's newest marker among ``ident``'s snapshot ancestors."""
-    table = load_table(spark, ident)
-    snap, seen, marks = table.currentSnapshot(), 0, {}
-    while snap is not None and seen < MAX_ANCESTORS:
-        summary = snap.summary()
-        flow = summary.get(FLOW)
+    marks: dict[str, FlowMark] = {}
+    for snap in itertools.islice(read_metadata(spark, ident).ancestors(), MAX_ANCESTORS):
+        flow = snap.summary.get(FLOW)
         if flow is not None and flow not in marks:
-            marker = Marker.from_summary(dict(summary))
+            marker = Marker.from_summary(snap.summary)
             positions = () if marker is None else (marker.start, marker.end)
-            marks[flow] = FlowMark(ident, str(flow), int(snap.snapshotId()),
-                                   int(snap.timestampMillis()), positions)
-        parent = snap.parentId()
-        snap = table.snapshot(parent) if parent is not None else None
-        seen += 1
+            marks[flow] = FlowMark(ident, flow, snap.snapshot_id, snap.timestamp_ms, positions)
     return list(marks.values())
 
 

@@ -11,6 +11,7 @@ it then stops with an error naming its full refresh, instead of skipping data.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import time
@@ -18,7 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from icetide.config import MaintenanceConfig, Settings
-from icetide.lake.commit import load_table
+from icetide.lake.commit import load_table, read_metadata
+from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintenance import actions
 from icetide.maintenance.inspect import all_marks, catalog_tables, table_stats
 from icetide.maintenance.report import MaintenanceReport, TableStats
@@ -64,15 +66,15 @@ class Maintainer:
         return self._marks
 
     def policy(self, ident: str) -> MaintenanceConfig:
-        return table_policy(self.base, dict(load_table(self.spark, ident).properties()))
+        return table_policy(self.base, read_metadata(self.spark, ident).properties)
 
     def run(self, table: str, orphans: bool = True) -> MaintenanceReport:
         """One pass over ``table``; ``orphans``: sweep orphan files too."""
         ident = self.qualify(table)
         began = time.monotonic()
         jtable = load_table(self.spark, ident)
-        policy = table_policy(self.base, dict(jtable.properties()))
-        report = MaintenanceReport(ident, self.dry_run, table_stats(jtable))
+        policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)
+        report = MaintenanceReport(ident, self.dry_run, table_stats(self.spark, jtable))
         steps: list[tuple[str, Callable[[], dict[str, Any] | None]]] = [
             ("compaction", lambda: self._compact(ident, policy, report.before)),
             ("deletes", lambda: self._deletes(ident, report.before)),
@@ -84,7 +86,7 @@ class Maintainer:
             self._step(report, name, step)
         if not self.dry_run:
             self._record(ident, policy, report)
-        report.after = table_stats(load_table(self.spark, ident))
+        report.after = table_stats(self.spark, load_table(self.spark, ident))
         report.seconds = round(time.monotonic() - began, 3)
         return report
 
@@ -124,7 +126,8 @@ class Maintainer:
         return {**plan, **result}
 
     def _deletes(self, ident: str, stats: TableStats) -> dict[str, Any] | None:
-        current = table_stats(load_table(self.spark, ident)) if not self.dry_run else stats
+        current = (table_stats(self.spark, load_table(self.spark, ident)) if not self.dry_run
+                   else stats)
         if current.delete_files < 2:
             return None
         if self.dry_run:
@@ -133,7 +136,7 @@ class Maintainer:
                                        lambda: actions.rewrite_position_deletes(self.spark, ident))
 
     def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
-        manifests = table_stats(load_table(self.spark, ident)).manifests
+        manifests = table_stats(self.spark, load_table(self.spark, ident)).manifests
         if manifests <= policy.max_manifests:
             return None
         if self.dry_run:
@@ -142,12 +145,11 @@ class Maintainer:
                                        lambda: actions.rewrite_manifests(self.spark, ident))
 
     def _expire(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
-        jtable = load_table(self.spark, ident)
+        meta = read_metadata(self.spark, ident)
         need = needed_snapshots(ident, self.marks())
-        ts = {sid: int(s.timestampMillis()) for sid in need
-              if (s := jtable.snapshot(sid)) is not None}
+        ts = {sid: s.timestamp_ms for sid in need if (s := meta.snapshots.get(sid)) is not None}
         cutoff = expiry_cutoff(int(time.time() * 1000), policy, ts)
-        expirable = _expirable(jtable, cutoff, policy.retain_last)
+        expirable = _expirable(meta, cutoff, policy.retain_last)
         if not expirable:
             return None
         plan = {"older_than_ms": cutoff, "snapshots": expirable,
@@ -192,15 +194,8 @@ def _last_pass(jtable: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _expirable(jtable: Any, cutoff_ms: int, retain_last: int) -> int:
+def _expirable(meta: TableMetadata, cutoff_ms: int, retain_last: int) -> int:
     """How many snapshots an expiry at ``cutoff_ms`` keeping ``retain_last`` removes."""
-    current = jtable.currentSnapshot()
-    keep: set[int] = set()
-    snap, kept = current, 0
-    while snap is not None and kept < retain_last:
-        keep.add(int(snap.snapshotId()))
-        parent = snap.parentId()
-        snap = jtable.snapshot(parent) if parent is not None else None
-        kept += 1
-    return sum(1 for s in jtable.snapshots()
-               if int(s.timestampMillis()) < cutoff_ms and int(s.snapshotId()) not in keep)
+    keep = {s.snapshot_id for s in itertools.islice(meta.ancestors(), retain_last)}
+    return sum(1 for s in meta.snapshots.values()
+               if s.timestamp_ms < cutoff_ms and s.snapshot_id not in keep)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import PositionLostError, SourceError
+from icetide.lake.metadata import TableMetadata
 from icetide.model.positions import TableSnapshotPosition
 from icetide.model.source import BatchRange, Source
 
@@ -38,10 +39,10 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         #: overwrite/delete) cannot be streamed, so meeting one is an error, never a skip.
         self.upserts = upserts
 
-    def _table(self) -> Any:
-        from icetide.lake.commit import load_table
+    def _metadata(self) -> TableMetadata:
+        from icetide.lake.commit import read_metadata
 
-        return load_table(self.spark, self.ident)
+        return read_metadata(self.spark, self.ident)
 
     def initial_position(self) -> TableSnapshotPosition:
         return {"snapshot": None}
@@ -51,22 +52,20 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
 
     def _ancestry(self, start: int | None) -> list[tuple[int, int]]:
         """``(snapshot_id, appended rows)`` after ``start`` up to current, oldest first."""
-        table = self._table()
-        snap = table.currentSnapshot()
+        meta = self._metadata()
+        snap = meta.current
         chain: list[tuple[int, int]] = []
-        while snap is not None and snap.snapshotId() != start:
-            summary = dict(snap.summary())
-            op = snap.operation()
+        while snap is not None and snap.snapshot_id != start:
+            op = snap.operation
             if self.upserts and start is not None and op in _CHANGE_OPS:
                 raise SourceError(
                     f"{self.ident} is a primary-key table without a changelog and snapshot "
-                    f"{snap.snapshotId()} changed rows ({op}); streaming it would miss those "
+                    f"{snap.snapshot_id} changed rows ({op}); streaming it would miss those "
                     "changes: declare the table with changelog=True (then rebuild this "
                     "flow's target), or read it with dp.read() as a lookup")
-            added = int(summary.get("added-records", "0")) if op in _APPEND_OPS else 0
-            chain.append((int(snap.snapshotId()), added))
-            parent = snap.parentId()
-            snap = table.snapshot(parent) if parent is not None else None
+            added = int(snap.summary.get("added-records", "0")) if op in _APPEND_OPS else 0
+            chain.append((snap.snapshot_id, added))
+            snap = None if snap.parent_id is None else meta.snapshots.get(snap.parent_id)
         if start is not None and snap is None:
             raise PositionLostError(
                 f"snapshot {start} of {self.ident}, where this flow stopped reading, is no "

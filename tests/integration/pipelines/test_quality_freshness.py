@@ -64,7 +64,7 @@ def _source(spark: SparkSession, rows: list[tuple[int, float | None]],
 
 
 def _summary(spark: SparkSession, ident: str) -> dict[str, str]:
-    _, summary = next(commit.iter_ancestor_summaries(commit.load_table(spark, ident)))
+    _, summary = next(commit.iter_ancestor_summaries(spark, ident))
     return summary
 
 
