@@ -158,6 +158,13 @@ def test_spark_conf_puts_jars_on_both_paths_and_user_conf_last(tmp_path: Path) -
     assert spark_conf(Settings(home=tmp_path), jars)["spark.ui.enabled"] == "false"
 
 
+def test_spark_conf_caches_enough_generated_classes_for_a_pipeline(tmp_path: Path) -> None:
+    key = "spark.sql.codegen.cache.maxEntries"
+    assert int(spark_conf(Settings(home=tmp_path), [])[key]) >= 1000  # Spark's default: 100
+    mine = Settings(home=tmp_path, spark=SparkConfig(conf={key: "300"}))
+    assert spark_conf(mine, [])[key] == "300"
+
+
 def test_pyiceberg_catalog_for_hadoop_reads_the_warehouse_directory(tmp_path: Path) -> None:
     catalog = pyiceberg_catalog(_settings(tmp_path, type="hadoop"))
     assert isinstance(catalog, HadoopDirCatalog)
