@@ -127,6 +127,10 @@ def spark_conf(
         # at 2,000 events/s were of classes evicted before, and Janino took a fifth of the
         # driver JVM's CPU samples (docs/benchmarks.md)
         "spark.sql.codegen.cache.maxEntries": "2000",
+        # every query's plan is described for the (disabled) UI's SQL tab, again on each
+        # adaptive re-plan; "formatted" numbers and lists every operator's fields: 5 % of
+        # the driver JVM's CPU samples in the pipeline. EXPLAIN keeps its own mode.
+        "spark.sql.ui.explainMode": "simple",
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }

@@ -160,7 +160,9 @@ def test_spark_conf_puts_jars_on_both_paths_and_user_conf_last(tmp_path: Path) -
 
 def test_spark_conf_caches_enough_generated_classes_for_a_pipeline(tmp_path: Path) -> None:
     key = "spark.sql.codegen.cache.maxEntries"
-    assert int(spark_conf(Settings(home=tmp_path), [])[key]) >= 1000  # Spark's default: 100
+    conf = spark_conf(Settings(home=tmp_path), [])
+    assert int(conf[key]) >= 1000  # Spark's default: 100
+    assert conf["spark.sql.ui.explainMode"] == "simple"  # Spark's: formatted
     mine = Settings(home=tmp_path, spark=SparkConfig(conf={key: "300"}))
     assert spark_conf(mine, [])[key] == "300"
 
