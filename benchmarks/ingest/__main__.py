@@ -25,7 +25,7 @@ from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import Flow, FlowLoop
-from icetide.lake.commit import iter_ancestor_summaries, load_table
+from icetide.lake.commit import iter_ancestor_summaries
 from icetide.model.markers import Marker
 from icetide.runtime.metastore.service import stop_metastore
 
@@ -65,7 +65,7 @@ def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
 def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
     """Per event: commit time of the batch that made it visible − its produce time."""
     batches: list[tuple[int, dict[str, int]]] = []
-    for _, summary in iter_ancestor_summaries(load_table(spark, flow.target)):
+    for _, summary in iter_ancestor_summaries(spark, flow.target):
         marker = Marker.from_summary(summary)
         if marker and marker.flow == flow.name and marker.committed_at_ms:
             (end,) = marker.end.values()
