@@ -55,13 +55,13 @@ def _no_key_filter(batch: Any, *args: Any, **kwargs: Any) -> Any:
 def _key_filter(enabled: bool) -> Iterator[None]:
     from icetide.lake import sinks
 
-    original = sinks.probe_keys
+    original = sinks.probe_keys  # type: ignore[attr-defined]
     if not enabled:
-        sinks.probe_keys = _no_key_filter
+        sinks.probe_keys = _no_key_filter  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        sinks.probe_keys = original
+        sinks.probe_keys = original  # type: ignore[attr-defined]
 
 
 def _check(spark: Any, ident: str, rows: int, count: int) -> None:

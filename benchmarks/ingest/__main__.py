@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake.commit import iter_ancestor_summaries
 from icetide.model.markers import Marker
 from icetide.runtime.metastore.service import stop_metastore
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "clicktopic"
@@ -46,7 +50,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
+def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[SparkSession, Flow]:
     from icetide.devkit.gen.seed_dims import load_seed_dimensions
     from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
@@ -62,7 +66,7 @@ def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[object, Flow]:
         return spark, run.compile(run.flows[0])
 
 
-def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
+def _latencies(spark: SparkSession, flow: Flow, since_ms: int) -> np.ndarray:
     """Per event: commit time of the batch that made it visible − its produce time."""
     batches: list[tuple[int, dict[str, int]]] = []
     for _, summary in iter_ancestor_summaries(spark, flow.target):
@@ -72,7 +76,7 @@ def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
             offsets = {k: int(v) for k, v in end.items() if k.isdigit()}
             batches.append((marker.committed_at_ms, offsets))
     batches.sort()
-    rows = spark.sql(  # type: ignore[attr-defined]
+    rows: Any = spark.sql(
         f"SELECT _kafka_partition p, _kafka_offset o, updateTime t FROM {flow.target} "
         f"WHERE updateTime >= {since_ms}").toPandas()
     out = np.empty(len(rows))
@@ -84,9 +88,10 @@ def _latencies(spark: object, flow: Flow, since_ms: int) -> np.ndarray:
     return out / 1000.0
 
 
-def _freshness(spark: object, flow: Flow, bootstrap: str, a: argparse.Namespace) -> np.ndarray:
+def _freshness(spark: SparkSession, flow: Flow, bootstrap: str,
+               a: argparse.Namespace) -> np.ndarray:
     stop = threading.Event()
-    loop = FlowLoop(spark, flow)  # type: ignore[arg-type]
+    loop = FlowLoop(spark, flow)
     runner = threading.Thread(target=loop.run_forever, args=(a.trigger, stop), daemon=True)
     runner.start()
     time.sleep(2 * a.trigger)

@@ -51,7 +51,7 @@ def _wrap(owner: Any, name: str, label: str) -> None:
 
 
 def _read_phases(spark: Any, src: KafkaSource, loop: FlowLoop) -> None:
-    from pyspark.sql.types import _parse_datatype_string
+    from pyspark.sql.types import StructType, _parse_datatype_string
 
     start = loop.committed_start()[src.key]
     batch = src.plan(start)
@@ -59,6 +59,7 @@ def _read_phases(spark: Any, src: KafkaSource, loop: FlowLoop) -> None:
     with _timed("read only (count)"):
         src.read(spark, batch).count()
     schema = _parse_datatype_string(CLICK_SCHEMA_DDL)
+    assert isinstance(schema, StructType)
     for _ in range(2):  # alternate: the machine's load drifts
         with _timed("read + decode (count)"):
             src.read_json(spark, batch, schema, CLICK_REQUIRED).count()

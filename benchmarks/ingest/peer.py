@@ -84,8 +84,11 @@ def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250
             if msg.error() is not None:
                 continue
             seen += 1
+            value = msg.value()
+            if value is None:  # a tombstone: nothing to decode
+                continue
             try:
-                event = loads(msg.value())
+                event = loads(value)
             except orjson.JSONDecodeError:
                 continue
             if _valid(event):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.report import append_section
-from icetide.app.context import Context
+from icetide.app.context import Context, Engine
 from icetide.config import SparkConfig, load_settings
 from icetide.runtime.metastore.service import stop_metastore
 
@@ -57,12 +57,12 @@ def _fill(ctx: Context, rows: int) -> None:
     ).writeTo("ods_behavior.clickevent").append()
 
 
-def _time(ctx: Context, engine: str, runs: int) -> tuple[list[float], int]:
-    groups = len(ctx.sql(QUERY, engine=engine).rows)  # type: ignore[arg-type]  # warm-up
+def _time(ctx: Context, engine: Engine, runs: int) -> tuple[list[float], int]:
+    groups = len(ctx.sql(QUERY, engine=engine).rows)  # warm-up
     seconds = []
     for _ in range(runs):
         began = time.perf_counter()
-        ctx.sql(QUERY, engine=engine)  # type: ignore[arg-type]
+        ctx.sql(QUERY, engine=engine)
         seconds.append(time.perf_counter() - began)
     return seconds, groups
 
