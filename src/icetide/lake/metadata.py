@@ -102,7 +102,8 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
     just read the same file), else serialized by Iceberg and fetched in small pieces.
     """
     current = table.operations().current()
-    local = _local_path(str(current.metadataFileLocation() or ""))
+    location = str(current.metadataFileLocation() or "")
+    local = local_path(location) if location else None
     if local is not None:
         try:
             return parse_metadata(_read(local))
@@ -111,9 +112,10 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
     return parse_metadata(_fetch_json(spark, current))
 
 
-def _local_path(location: str) -> Path | None:
+def local_path(location: str) -> Path | None:
+    """The local path of a table or file ``location`` (``None`` for a remote store)."""
     parsed = urlparse(location)
-    if parsed.scheme not in ("", "file") or not parsed.path:
+    if parsed.scheme not in ("", "file"):
         return None
     return Path(parsed.path)
 

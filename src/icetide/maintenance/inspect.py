@@ -7,10 +7,9 @@ import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from icetide.lake.commit import MAX_ANCESTORS, read_metadata
-from icetide.lake.metadata import metadata_of
+from icetide.lake.metadata import local_path, metadata_of
 from icetide.maintenance.report import TableStats
 from icetide.model.markers import FLOW, Marker
 from icetide.tables.sql import quote_ident
@@ -49,10 +48,9 @@ def table_stats(spark: SparkSession, table: Any) -> TableStats:
 
 def disk_bytes(location: str) -> int | None:
     """Bytes of every file under a local table location (``None`` for remote stores)."""
-    parsed = urlparse(location)
-    if parsed.scheme not in ("", "file"):
+    root = local_path(location)
+    if root is None:
         return None
-    root = Path(parsed.path)
     total = 0
     for dirpath, _, files in os.walk(root):
         for name in files:

@@ -52,10 +52,12 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
 
     def _ancestry(self, start: int | None) -> list[tuple[int, int]]:
         """``(snapshot_id, appended rows)`` after ``start`` up to current, oldest first."""
-        meta = self._metadata()
-        snap = meta.current
         chain: list[tuple[int, int]] = []
-        while snap is not None and snap.snapshot_id != start:
+        reached = start is None
+        for snap in self._metadata().ancestors():
+            if snap.snapshot_id == start:
+                reached = True
+                break
             op = snap.operation
             if self.upserts and start is not None and op in _CHANGE_OPS:
                 raise SourceError(
@@ -65,8 +67,7 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
                     "flow's target), or read it with dp.read() as a lookup")
             added = int(snap.summary.get("added-records", "0")) if op in _APPEND_OPS else 0
             chain.append((snap.snapshot_id, added))
-            snap = None if snap.parent_id is None else meta.snapshots.get(snap.parent_id)
-        if start is not None and snap is None:
+        if not reached:
             raise PositionLostError(
                 f"snapshot {start} of {self.ident}, where this flow stopped reading, is no "
                 "longer in the table's history: it was expired (the flow fell further behind "
