@@ -123,13 +123,14 @@ def spark_conf(
         # metastore_db/ in the working directory (also when the SQL server starts)
         "spark.sql.catalogImplementation": "in-memory",
         # a continuous pipeline cycles through ~200 generated classes (every flow's stages,
-        # maintenance): with Spark's default of 100 cached, 643 of 851 compiles in a minute
-        # at 2,000 events/s were of classes evicted before, and Janino took a fifth of the
-        # driver JVM's CPU samples (docs/benchmarks.md)
+        # maintenance): with Spark's default of 100 cached, a 60 s run at 2,000 events/s
+        # compiled 2,383 classes (22 s), with 2,000 cached 538 (6 s); Janino's share of the
+        # driver JVM's CPU samples 19.7 % -> 5.0 % (docs/benchmarks.md)
         "spark.sql.codegen.cache.maxEntries": "2000",
         # every query's plan is described for the (disabled) UI's SQL tab, again on each
-        # adaptive re-plan; "formatted" numbers and lists every operator's fields: 5 % of
-        # the driver JVM's CPU samples in the pipeline. EXPLAIN keeps its own mode.
+        # adaptive re-plan; "formatted" also numbers and lists every operator's fields
+        # (ExplainUtils: 1.8 % of the driver JVM's CPU samples, 0 with "simple"). EXPLAIN
+        # keeps its own mode.
         "spark.sql.ui.explainMode": "simple",
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
