@@ -79,20 +79,45 @@ class KeyProbe:
 
 
 def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
-               limit: int | None = None) -> KeyProbe:
-    """Count ``batch`` and derive its key predicate in the same pass: one Spark job, two
-    when the batch has at most ``limit`` (default :data:`IN_LIST_LIMIT`) rows (their key
-    values are listed). The count doubles as the sink's emptiness check.
+               limit: int | None = None, *, rows_at_most: int | None = None) -> KeyProbe:
+    """Count ``batch`` and derive its key predicate in the same pass.
+
+    When the caller knows the batch has at most ``rows_at_most`` rows and that is within
+    ``limit`` (default :data:`IN_LIST_LIMIT`), one Spark job collects the key values (the
+    rows are counted on the driver); otherwise one job counts and takes each key's range,
+    and a second lists the values when the count is within ``limit``. A wrong
+    ``rows_at_most`` only picks the slower path: every row is still collected and counted.
+    The count doubles as the sink's emptiness check.
 
     ``batch`` should be cached: it is read once more.
     """
-    from pyspark.sql import functions as F
-
     batch_types = {f.name: f.dataType.simpleString() for f in batch.schema.fields}
     usable = [k for k in keys if supported(target_types.get(k, ""))
               and batch_types.get(k) == target_types[k]]
+    cap = IN_LIST_LIMIT if limit is None else limit
+    if rows_at_most is not None and rows_at_most <= cap:
+        values = batch.select(*[q(k) for k in (usable or keys[:1])]).collect()
+        return KeyProbe(len(values), _listed(usable, values, target_types))
     if not usable:
         return KeyProbe(batch.count(), None)
+    return _ranged(batch, usable, target_types, cap)
+
+
+def _listed(usable: Sequence[str], values: Sequence[Any],
+            target_types: Mapping[str, str]) -> str | None:
+    """``t.k IN (...)`` for every usable key over the collected ``values``."""
+    if not usable or not values:
+        return None
+    parts = [in_sql(k, (r[i] for r in values), target_types[k]) for i, k in enumerate(usable)]
+    present = [p for p in parts if p is not None]
+    return sql_and(*present) if present else None
+
+
+def _ranged(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
+            cap: int) -> KeyProbe:
+    """Count and key ranges in one job; the values listed by a second one within ``cap``."""
+    from pyspark.sql import functions as F
+
     stats = batch.agg(F.count(F.lit(1)).alias("n"),
                       *[F.min(q(k)).alias(f"lo{i}") for i, k in enumerate(usable)],
                       *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)]).first()
@@ -100,13 +125,10 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
     rows = int(stats["n"])
     if rows == 0:
         return KeyProbe(0, None)
-    if rows > (IN_LIST_LIMIT if limit is None else limit):
-        parts = [range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"], target_types[k])
-                 for i, k in enumerate(usable)]
-    else:
-        values = batch.select(*[q(k) for k in usable]).collect()
-        parts = [in_sql(k, (r[i] for r in values), target_types[k])
-                 for i, k in enumerate(usable)]
+    if rows <= cap:
+        return KeyProbe(rows, _listed(usable, batch.select(*[q(k) for k in usable]).collect(),
+                                      target_types))
+    parts = [range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"], target_types[k])
+             for i, k in enumerate(usable)]
     present = [p for p in parts if p is not None]
     return KeyProbe(rows, sql_and(*present) if present else None)
-

@@ -121,7 +121,7 @@ class MergeSink:
         collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            probe = probe_keys(collapsed, self.keys, types)
+            probe = probe_keys(collapsed, self.keys, types, rows_at_most=_rows_of(props))
             if probe.rows == 0:  # nothing to merge: the position advances alone
                 commit.commit_marker_only(spark, target, props)
                 return {target: Changes()}
@@ -160,6 +160,15 @@ class MergeSink:
             return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()
+
+
+def _rows_of(props: Mapping[str, str]) -> int | None:
+    """The batch's row count the marker states (``None`` when absent): the collapsed rows
+    are at most that many, which lets the key probe collect them in one job."""
+    try:
+        return int(props[ROWS])
+    except (KeyError, ValueError):
+        return None
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:

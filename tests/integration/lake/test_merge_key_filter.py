@@ -95,3 +95,29 @@ def test_key_filter_reaches_the_target_scan(sp: SparkSession) -> None:
     scan = next(line for line in plan.splitlines() if "BatchScan" in line)
     for pushed in ("filters=k IN (", "s IN (", "d IN (", "x IN ("):
         assert pushed in scan, scan
+
+
+def _jobs_of(spark: SparkSession, run: Any) -> tuple[Any, int]:
+    group = f"mt_kf_{next(_names)}"
+    spark.sparkContext.setJobGroup(group, "probe")
+    try:
+        result = run()
+    finally:
+        spark.sparkContext._jsc.clearJobGroup()  # type: ignore[union-attr]
+    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+@pytest.mark.parametrize("bound", [11, 3])  # 3: a wrong bound, still every row counted
+def test_a_known_row_bound_probes_in_one_job(sp: SparkSession, bound: int) -> None:
+    ident = _table(sp)
+    batch, _ = _batch(sp)
+    batch = sp.createDataFrame(batch.collect(), batch.schema).repartition(2).persist()
+    types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
+    try:
+        plain, plain_jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types))
+        known, known_jobs = _jobs_of(
+            sp, lambda: kf.probe_keys(batch, KEYS, types, rows_at_most=bound))
+    finally:
+        batch.unpersist()
+    assert known == plain and known.rows == 11
+    assert plain_jobs >= 2 and known_jobs == 1
