@@ -167,6 +167,15 @@ def test_spark_conf_caches_enough_generated_classes_for_a_pipeline(tmp_path: Pat
     assert spark_conf(mine, [])[key] == "300"
 
 
+def test_adaptive_execution_is_off_on_one_machine_only(tmp_path: Path) -> None:
+    key = "spark.sql.adaptive.enabled"
+    assert spark_conf(Settings(home=tmp_path), [])[key] == "false"  # local[*]
+    cluster = SparkConfig(master="spark://10.0.0.5:7077", driver_host="10.0.0.1")
+    assert key not in spark_conf(Settings(home=tmp_path, spark=cluster), [])
+    mine = SparkConfig(conf={key: "true"})
+    assert spark_conf(Settings(home=tmp_path, spark=mine), [])[key] == "true"
+
+
 def test_pyiceberg_catalog_for_hadoop_reads_the_warehouse_directory(tmp_path: Path) -> None:
     catalog = pyiceberg_catalog(_settings(tmp_path, type="hadoop"))
     assert isinstance(catalog, HadoopDirCatalog)
