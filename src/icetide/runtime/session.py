@@ -90,9 +90,10 @@ def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
     if spark.master.startswith("local"):
         # one machine, micro-batches of a few thousand rows: adaptive execution submits
         # every shuffle stage as a job of its own and re-plans (and re-describes) the
-        # query after each, which costs more than it saves here. A MERGE batch of
-        # count_views: 18 jobs -> 8; mean batch times of the MERGE flows 10-15 % lower at
-        # 2,000 events/s (docs/benchmarks.md). Clusters keep Spark's default (on).
+        # query after each, which costs more than it saves here. Side by side with it on
+        # (docs/benchmarks.md, 2026-11-25): DWS p99 at 20,000 events/s 28.75 -> 23.66 s;
+        # a count_views MERGE batch runs 7 Spark jobs instead of 16-18. Clusters keep
+        # Spark's default (on).
         conf["spark.sql.adaptive.enabled"] = "false"
     host = spark.driver_host or ("127.0.0.1" if _loopback_master(spark.master) else None)
     if host is not None:
