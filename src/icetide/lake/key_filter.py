@@ -94,23 +94,28 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
     batch_types = {f.name: f.dataType.simpleString() for f in batch.schema.fields}
     usable = [k for k in keys if supported(target_types.get(k, ""))
               and batch_types.get(k) == target_types[k]]
-    cap = IN_LIST_LIMIT if limit is None else limit
-    if rows_at_most is not None and rows_at_most <= cap:
-        values = batch.select(*[q(k) for k in (usable or keys[:1])]).collect()
-        return KeyProbe(len(values), _listed(usable, values, target_types))
     if not usable:
         return KeyProbe(batch.count(), None)
+    cap = IN_LIST_LIMIT if limit is None else limit
+    if rows_at_most is not None and rows_at_most <= cap:
+        values = batch.select(*[q(k) for k in usable]).collect()
+        return KeyProbe(len(values), _listed(usable, values, target_types))
     return _ranged(batch, usable, target_types, cap)
+
+
+def _all_of(parts: Sequence[str | None]) -> str | None:
+    """The conjunction of the predicates that could be written (``None``: none could)."""
+    present = [p for p in parts if p is not None]
+    return sql_and(*present) if present else None
 
 
 def _listed(usable: Sequence[str], values: Sequence[Any],
             target_types: Mapping[str, str]) -> str | None:
     """``t.k IN (...)`` for every usable key over the collected ``values``."""
-    if not usable or not values:
+    if not values:
         return None
-    parts = [in_sql(k, (r[i] for r in values), target_types[k]) for i, k in enumerate(usable)]
-    present = [p for p in parts if p is not None]
-    return sql_and(*present) if present else None
+    return _all_of([in_sql(k, (r[i] for r in values), target_types[k])
+                    for i, k in enumerate(usable)])
 
 
 def _ranged(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
@@ -128,7 +133,5 @@ def _ranged(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, 
     if rows <= cap:
         return KeyProbe(rows, _listed(usable, batch.select(*[q(k) for k in usable]).collect(),
                                       target_types))
-    parts = [range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"], target_types[k])
-             for i, k in enumerate(usable)]
-    present = [p for p in parts if p is not None]
-    return KeyProbe(rows, sql_and(*present) if present else None)
+    return KeyProbe(rows, _all_of([range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"],
+                                             target_types[k]) for i, k in enumerate(usable)]))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
-from icetide.model.markers import POS, ROWS
+from icetide.model.markers import POS, ROWS, Marker
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
 from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
@@ -163,12 +163,10 @@ class MergeSink:
 
 
 def _rows_of(props: Mapping[str, str]) -> int | None:
-    """The batch's row count the marker states (``None`` when absent): the collapsed rows
-    are at most that many, which lets the key probe collect them in one job."""
-    try:
-        return int(props[ROWS])
-    except (KeyError, ValueError):
-        return None
+    """The batch's row count its marker states (``None`` without a marker): the collapsed
+    rows are at most that many, which lets the key probe collect them in one job."""
+    marker = Marker.from_summary(props)
+    return None if marker is None else marker.rows
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:

@@ -4,7 +4,7 @@ the target scan filtered by the batch's keys (composite keys of every supported 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from icetide.flows.timing import JobCounter
 from icetide.lake import key_filter as kf
 from icetide.lake.sinks import MergeSink
 from icetide.model.markers import Marker
@@ -97,14 +98,12 @@ def test_key_filter_reaches_the_target_scan(sp: SparkSession) -> None:
         assert pushed in scan, scan
 
 
-def _jobs_of(spark: SparkSession, run: Any) -> tuple[Any, int]:
-    group = f"mt_kf_{next(_names)}"
-    spark.sparkContext.setJobGroup(group, "probe")
+def _jobs_of(spark: SparkSession, run: Callable[[], kf.KeyProbe]) -> tuple[kf.KeyProbe, int]:
+    jobs = JobCounter(spark, "probe")
     try:
-        result = run()
+        return run(), jobs.count()
     finally:
-        spark.sparkContext._jsc.clearJobGroup()  # type: ignore[union-attr]
-    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+        jobs.close()
 
 
 @pytest.mark.parametrize("bound", [11, 3])  # 3: a wrong bound, still every row counted
