@@ -85,16 +85,8 @@ def _loopback_master(master: str) -> bool:
 
 
 def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
-    """Where executors reach the driver, the executors' size, and what depends on them."""
+    """Where executors reach the driver, and the executors' size."""
     conf: dict[str, str] = {}
-    if spark.master.startswith("local"):
-        # one machine, micro-batches of a few thousand rows: adaptive execution submits
-        # every shuffle stage as a job of its own and re-plans (and re-describes) the
-        # query after each, which costs more than it saves here. Side by side with it on
-        # (docs/benchmarks.md, 2026-11-25): DWS p99 at 20,000 events/s 28.75 -> 23.66 s;
-        # a count_views MERGE batch runs 7 Spark jobs instead of 16-18. Clusters keep
-        # Spark's default (on).
-        conf["spark.sql.adaptive.enabled"] = "false"
     host = spark.driver_host or ("127.0.0.1" if _loopback_master(spark.master) else None)
     if host is not None:
         conf["spark.driver.bindAddress"] = host
@@ -105,6 +97,19 @@ def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
         if value is not None:
             conf[key] = str(value)
     return conf
+
+
+def _one_machine_conf(master: str) -> dict[str, str]:
+    """Spark defaults that only pay off on a cluster, turned off for a ``local`` master."""
+    if not master.startswith("local"):
+        return {}
+    # one machine, micro-batches of a few thousand rows: adaptive execution submits every
+    # shuffle stage as a job of its own and re-plans (and re-describes) the query after
+    # each, which costs more than it saves here. Side by side with it on
+    # (docs/benchmarks.md, 2026-11-25): DWS p99 at 20,000 events/s 28.75 -> 23.66 s; a
+    # count_views MERGE batch runs 7 Spark jobs instead of 16-18. Clusters keep Spark's
+    # default (on).
+    return {"spark.sql.adaptive.enabled": "false"}
 
 
 def spark_conf(
@@ -144,6 +149,7 @@ def spark_conf(
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
     conf.update(_cluster_conf(spark))
+    conf.update(_one_machine_conf(spark.master))
     conf.update(python_conf or {})
     if log4j is not None:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile=file:{log4j}"
