@@ -105,10 +105,10 @@ def _one_machine_conf(master: str) -> dict[str, str]:
         return {}
     # one machine, micro-batches of a few thousand rows: adaptive execution submits every
     # shuffle stage as a job of its own and re-plans (and re-describes) the query after
-    # each, which costs more than it saves here. Side by side with it on
-    # (docs/benchmarks.md, 2026-11-25): DWS p99 at 20,000 events/s 28.75 -> 23.66 s; a
-    # count_views MERGE batch runs 7 Spark jobs instead of 16-18. Clusters keep Spark's
-    # default (on).
+    # each, which costs more than it saves here: a count_views MERGE batch runs 7 Spark
+    # jobs instead of 16-18, and at 2,000 events/s the MERGE flows' mean batch time was
+    # 10-15 % lower without it; at 20,000 events/s on vs off was within the runs' spread
+    # (docs/benchmarks.md, 2026-11-24/25). Clusters keep Spark's default (on).
     return {"spark.sql.adaptive.enabled": "false"}
 
 
