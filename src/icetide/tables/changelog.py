@@ -62,7 +62,14 @@ from collections.abc import Mapping, Sequence
 
 from icetide.errors import TableError
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES
-from icetide.tables.merge_sql import EngineLike, MergeActions, MergeSpec, compile_merge
+from icetide.tables.merge_sql import (
+    EngineLike,
+    MergeActions,
+    MergeSpec,
+    compile_merge,
+    row_image,
+    same_images,
+)
 from icetide.tables.sql import (
     join_qualified,
     quote_ident,
@@ -165,37 +172,27 @@ def changelog_ddl(
     )
 
 
-def _image(column_types: Mapping[str, str], exprs: Mapping[str, str]) -> str:
-    fields = ", ".join(
-        f"{sql_string(c)}, CAST({exprs[c]} AS {t})" for c, t in column_types.items()
-    )
-    return f"named_struct({fields})"
-
-
 def _after_case(spec: MergeSpec, actions: MergeActions, types: Mapping[str, str]) -> str:
     """The row the MERGE leaves for ``s``: its clauses in MERGE order, as one CASE."""
     absent = f"t.{q(spec.keys[0])} IS NULL"
     stored = {c: f"t.{q(c)}" for c in spec.columns}
     branches: list[tuple[str, str]] = []
     if actions.insert_when is not None:
-        inserted = _image(types, {c: f"s.{q(c)}" for c in spec.columns})
+        inserted = row_image(types, {c: f"s.{q(c)}" for c in spec.columns})
         branches.append((sql_and(absent, actions.insert_when), inserted))
     branches.append((absent, "NULL"))
     if actions.delete_when is not None:
         branches.append((actions.delete_when, "NULL"))
     if actions.update_when is not None and actions.assignments:
-        updated = _image(types, {**stored, **dict(actions.assignments)})
+        updated = row_image(types, {**stored, **dict(actions.assignments)})
         branches.append((actions.update_when, updated))
     whens = "\n    ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)
-    return f"CASE\n    {whens}\n    ELSE {_image(types, stored)}\n  END"
+    return f"CASE\n    {whens}\n    ELSE {row_image(types, stored)}\n  END"
 
 
 def _same(column_types: Mapping[str, str]) -> str:
-    """``before`` and ``after`` are the same row (maps compare as JSON: Spark cannot)."""
-    b, a = q(BEFORE), q(AFTER)
-    if any("map<" in t.lower().replace(" ", "") for t in column_types.values()):
-        return f"to_json({b}) <=> to_json({a})"
-    return f"{b} <=> {a}"
+    """``before`` and ``after`` are the same row."""
+    return same_images(q(BEFORE), q(AFTER), column_types)
 
 
 def _ops_array(column_types: Mapping[str, str]) -> str:
@@ -298,7 +295,7 @@ def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
     on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
-    stored = _image(types, {c: f"t.{q(c)}" for c in spec.columns})
+    stored = row_image(types, {c: f"t.{q(c)}" for c in spec.columns})
     return (
         f"  SELECT {', '.join(f's.{q(k)} AS {q(k)}' for k in spec.keys)},\n"
         f"  CASE WHEN t.{q(spec.keys[0])} IS NOT NULL THEN {stored} END AS {q(BEFORE)},\n"

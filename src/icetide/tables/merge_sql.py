@@ -381,12 +381,40 @@ def _when(condition: str) -> str:
     return "" if condition == "TRUE" else f" AND {condition}"
 
 
+def row_image(column_types: Mapping[str, str], exprs: Mapping[str, str]) -> str:
+    """A row as ``named_struct`` of ``exprs`` (column → SQL) cast to ``column_types``, in
+    their order: two images compare with ``<=>`` (see :func:`same_images`)."""
+    fields = ", ".join(
+        f"{sql_string(c)}, CAST({exprs[c]} AS {t})" for c, t in column_types.items()
+    )
+    return f"named_struct({fields})"
+
+
+def same_images(a: str, b: str, column_types: Mapping[str, str]) -> str:
+    """``a`` and ``b`` (row images) are the same row (maps compare as JSON: Spark cannot)."""
+    if any("map<" in t.lower().replace(" ", "") for t in column_types.values()):
+        return f"to_json({a}) <=> to_json({b})"
+    return f"{a} <=> {b}"
+
+
+def _changes_row(actions: MergeActions, column_types: Mapping[str, str]) -> str:
+    """The update leaves the stored row different: an update that would rewrite a row as
+    it is is no change (no delete file, no new row, no changelog entry)."""
+    assigned = {c: column_types[c] for c, _ in actions.assignments}
+    stored = row_image(assigned, {c: f"t.{q(c)}" for c in assigned})
+    updated = row_image(assigned, dict(actions.assignments))
+    return f"NOT ({same_images(stored, updated, assigned)})"
+
+
 def render_merge(spec: MergeSpec, actions: MergeActions, using: str,
-                 key_filter: str | None = None) -> str:
+                 key_filter: str | None = None,
+                 column_types: Mapping[str, str] | None = None) -> str:
     """The MERGE statement of ``actions``; ``using`` is a quoted view or ``(SELECT ...)``.
 
     ``key_filter`` (a predicate on ``t``'s keys that every matching target row satisfies,
     see :mod:`icetide.lake.key_filter`) is added to ``ON`` so the target scan is pruned.
+    With ``column_types`` (the target's, per column), a matched row the update would leave
+    as it is is not rewritten.
     """
     on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
     lines = [f"MERGE INTO {spec.target} AS t", f"USING {using} AS s", f"ON {on}"]
@@ -394,7 +422,10 @@ def render_merge(spec: MergeSpec, actions: MergeActions, using: str,
         lines.append(f"WHEN MATCHED{_when(actions.delete_when)} THEN DELETE")
     if actions.update_when is not None and actions.assignments:
         sets = ",\n  ".join(f"{q(c)} = {expr}" for c, expr in actions.assignments)
-        lines.append(f"WHEN MATCHED{_when(actions.update_when)} THEN UPDATE SET\n  {sets}")
+        when = actions.update_when
+        if column_types is not None:
+            when = sql_and(when, _changes_row(actions, column_types))
+        lines.append(f"WHEN MATCHED{_when(when)} THEN UPDATE SET\n  {sets}")
     if actions.insert_when is not None:
         cols = ", ".join(q(c) for c in spec.columns)
         vals = ", ".join(f"s.{q(c)}" for c in spec.columns)
@@ -414,17 +445,18 @@ def merge_sql(
     *,
     collapsed_view: str | None = None,
     key_filter: str | None = None,
+    column_types: Mapping[str, str] | None = None,
 ) -> str:
     """The full MERGE for ``engine``.
 
     By default the collapse SELECT is embedded; pass ``collapsed_view`` (a temp view of
     :func:`collapse_sql`'s result, e.g. cached) to merge from it instead — the flow loop
     does so when it also writes the changelog, so both read the same collapsed rows.
-    ``key_filter``: see :func:`render_merge`.
+    ``key_filter`` and ``column_types``: see :func:`render_merge`.
     """
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
-    return render_merge(spec, actions, using, key_filter)
+    return render_merge(spec, actions, using, key_filter, column_types)
 
 
 def plan_merge(engine: EngineLike, spec: MergeSpec) -> MergePlan:

@@ -220,3 +220,20 @@ def test_declarative_core_imports_no_pyspark() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_column_types_leave_unchanged_rows_alone() -> None:
+    """With the target's column types, a matched row the update would rewrite as it is
+    is skipped (no delete file, no new row); maps compare as JSON."""
+    types = {"id": "string", "a": "bigint", "b": "map<string,int>", "ts": "bigint"}
+    sql = merge_sql(aggregation(a="sum", b="last_non_null", ts="max"), spec(op_column=None),
+                    column_types=types)
+    stored = ("named_struct('a', CAST(t.`a` AS bigint), 'b', CAST(t.`b` AS map<string,int>), "
+              "'ts', CAST(t.`ts` AS bigint))")
+    assert f"WHEN MATCHED AND NOT (to_json({stored}) <=> to_json(named_struct('a', " in sql
+    assert "'ts', CAST(greatest(t.`ts`, s.`ts`) AS bigint)))) THEN UPDATE SET" in sql
+    plain = merge_sql(Deduplicate("ts"), spec(), column_types={**types, "b": "int"})
+    assert (f"WHEN MATCHED AND NOT s.{DEL} AND coalesce(s.`ts` >= t.`ts`, t.`ts` IS NULL) "
+            "AND NOT (named_struct('a', CAST(t.`a` AS bigint), 'b', CAST(t.`b` AS int), "
+            "'ts', CAST(t.`ts` AS bigint)) <=> named_struct('a', CAST(s.`a` AS bigint)") in plain
+    assert "NOT (named_struct" not in merge_sql(Deduplicate("ts"), spec())
