@@ -71,36 +71,38 @@ def range_sql(column: str, low: Any, high: Any, type_name: str) -> str | None:
 
 @dataclass(frozen=True)
 class KeyProbe:
-    """What one look at a batch found: its rows, and the predicate on ``t.<keys>`` they
-    imply (``None`` when no key column allows one, or the batch is empty)."""
+    """What one look at a batch found: its rows, the predicate on ``t.<keys>`` they imply
+    (``None`` when no key column allows one, or the batch is empty) and how many rows have
+    the ``flag`` column true (0 without one)."""
 
     rows: int
     predicate: str | None
+    flagged: int = 0
 
 
 def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
-               limit: int | None = None, *, rows_at_most: int | None = None) -> KeyProbe:
+               limit: int | None = None, *, rows_at_most: int | None = None,
+               flag: str | None = None) -> KeyProbe:
     """Count ``batch`` and derive its key predicate in the same pass.
 
-    When the caller knows the batch has at most ``rows_at_most`` rows and that is within
-    ``limit`` (default :data:`IN_LIST_LIMIT`), one Spark job collects the key values (the
-    rows are counted on the driver); otherwise one job counts and takes each key's range,
-    and a second lists the values when the count is within ``limit``. A wrong
-    ``rows_at_most`` only picks the slower path: every row is still collected and counted.
-    The count doubles as the sink's emptiness check.
+    When the caller believes the batch has at most ``rows_at_most`` rows and that is
+    within ``limit`` (default :data:`IN_LIST_LIMIT`), one Spark job collects the key values
+    (the rows are counted on the driver); otherwise one job counts and takes each key's
+    range, and a second lists the values when the count is within ``limit``. A wrong
+    ``rows_at_most`` costs no correctness: every row is still collected and counted, and
+    more values than ``limit`` give a range computed on the driver.
+    ``flag`` names a boolean column whose true rows are counted in the same job (the MERGE
+    sink's retraction flag). The count doubles as the sink's emptiness check.
 
     ``batch`` should be cached: it is read once more.
     """
     batch_types = {f.name: f.dataType.simpleString() for f in batch.schema.fields}
     usable = [k for k in keys if supported(target_types.get(k, ""))
               and batch_types.get(k) == target_types[k]]
-    if not usable:
-        return KeyProbe(batch.count(), None)
     cap = IN_LIST_LIMIT if limit is None else limit
-    if rows_at_most is not None and rows_at_most <= cap:
-        values = batch.select(*[q(k) for k in usable]).collect()
-        return KeyProbe(len(values), _listed(usable, values, target_types))
-    return _ranged(batch, usable, target_types, cap)
+    if usable and rows_at_most is not None and rows_at_most <= cap:
+        return _collected(batch, usable, target_types, cap, flag)
+    return _aggregated(batch, usable, target_types, cap, flag)
 
 
 def _all_of(parts: Sequence[str | None]) -> str | None:
@@ -118,20 +120,44 @@ def _listed(usable: Sequence[str], values: Sequence[Any],
                     for i, k in enumerate(usable)])
 
 
-def _ranged(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
-            cap: int) -> KeyProbe:
-    """Count and key ranges in one job; the values listed by a second one within ``cap``."""
+def _spanned(usable: Sequence[str], values: Sequence[Any],
+             target_types: Mapping[str, str]) -> str | None:
+    """``t.k BETWEEN lo AND hi`` for every usable key, the bounds taken on the driver."""
+    parts: list[str | None] = []
+    for i, k in enumerate(usable):
+        present = [r[i] for r in values if r[i] is not None]
+        parts.append(range_sql(k, min(present), max(present), target_types[k])
+                     if present else None)
+    return _all_of(parts)
+
+
+def _collected(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
+               cap: int, flag: str | None) -> KeyProbe:
+    """One job: every row's key values (and flag) on the driver."""
+    values = batch.select(*[q(k) for k in usable], *([q(flag)] if flag else [])).collect()
+    flagged = sum(1 for r in values if r[len(usable)]) if flag else 0
+    predicate = (_listed(usable, values, target_types) if len(values) <= cap
+                 else _spanned(usable, values, target_types))
+    return KeyProbe(len(values), predicate, flagged)
+
+
+def _aggregated(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
+                cap: int, flag: str | None) -> KeyProbe:
+    """Count, key ranges (and flagged rows) in one job; the values listed by a second one
+    within ``cap``."""
     from pyspark.sql import functions as F
 
     stats = batch.agg(F.count(F.lit(1)).alias("n"),
                       *[F.min(q(k)).alias(f"lo{i}") for i, k in enumerate(usable)],
-                      *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)]).first()
+                      *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)],
+                      *([F.count_if(F.col(q(flag))).alias("f")] if flag else [])).first()
     assert stats is not None
-    rows = int(stats["n"])
-    if rows == 0:
-        return KeyProbe(0, None)
+    rows, flagged = int(stats["n"]), int(stats["f"]) if flag else 0
+    if rows == 0 or not usable:
+        return KeyProbe(rows, None, flagged)
     if rows <= cap:
-        return KeyProbe(rows, _listed(usable, batch.select(*[q(k) for k in usable]).collect(),
-                                      target_types))
+        listed = batch.select(*[q(k) for k in usable]).collect()
+        return KeyProbe(rows, _listed(usable, listed, target_types), flagged)
     return KeyProbe(rows, _all_of([range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"],
-                                             target_types[k]) for i, k in enumerate(usable)]))
+                                             target_types[k]) for i, k in enumerate(usable)]),
+                    flagged)

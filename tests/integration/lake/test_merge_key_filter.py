@@ -120,3 +120,37 @@ def test_a_known_row_bound_probes_in_one_job(sp: SparkSession, bound: int) -> No
         batch.unpersist()
     assert known == plain and known.rows == 11
     assert plain_jobs >= 2 and known_jobs == 1
+
+
+def test_a_wrong_bound_past_the_limit_gives_the_range(sp: SparkSession) -> None:
+    """More rows than the IN-list limit under a bound that said fewer: the collected values
+    give the same ranges the aggregating path takes, computed on the driver, in one job."""
+    ident = _table(sp)
+    batch, _ = _batch(sp)
+    batch = sp.createDataFrame(batch.collect(), batch.schema).persist()
+    types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
+    try:
+        ranged = kf.probe_keys(batch, KEYS, types, limit=5)
+        known, jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types, limit=5,
+                                                         rows_at_most=3))
+    finally:
+        batch.unpersist()
+    assert known == ranged and known.rows == 11
+    assert known.predicate is not None and "t.`k` BETWEEN -20L AND 82L" in known.predicate
+    assert jobs == 1
+
+
+@pytest.mark.parametrize("bound", [None, 11])  # the aggregating and the collecting path
+def test_flagged_rows_are_counted_in_the_same_pass(sp: SparkSession,
+                                                   bound: int | None) -> None:
+    ident = _table(sp)
+    batch, _ = _batch(sp)
+    flagged = batch.selectExpr("*", "_op = '-D' AS retract").persist()
+    types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
+    try:
+        probe = kf.probe_keys(flagged, KEYS, types, rows_at_most=bound, flag="retract")
+        unflagged = kf.probe_keys(flagged, KEYS, types, rows_at_most=bound)
+    finally:
+        flagged.unpersist()
+    assert (probe.rows, probe.flagged) == (11, 2)
+    assert unflagged.flagged == 0 and unflagged.predicate == probe.predicate
