@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,7 +37,7 @@ from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
 from icetide.errors import PositionLostError
-from icetide.lake.sinks import Changes, MergeSink, WriteResult
+from icetide.lake.sinks import Changes, MergeSink, Props, WriteResult, resolved
 from icetide.model.source import AnyBatch, AnySource, BatchRange, P, Position
 from icetide.tables.sql import quote_ident
 
@@ -275,19 +275,23 @@ class CdcSink:
     """Commits the side tables' frames, then the anchor's (each with the batch's marker)."""
 
     apply: CdcApply
+    #: The anchor's rows are read last, after the side tables' commits: the loop counts
+    #: the batch before (its marker goes into every commit).
+    reads_first = False
 
     def side_tables(self) -> tuple[str, ...]:
         return self.apply.side_tables()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         done: dict[str, Changes] = {}
+        summary = resolved(props)
         try:
             for ident in sorted(self.apply.pending):
                 if ident not in sides_done:
                     done.update(self.apply.sink_of(ident).write(
-                        spark, self.apply.pending[ident], ident, props, sides_done))
-            done.update(self.apply.sink_of(target).write(spark, df, target, props, sides_done))
+                        spark, self.apply.pending[ident], ident, summary, sides_done))
+            done.update(self.apply.sink_of(target).write(spark, df, target, summary, sides_done))
         finally:
             self.apply.pending = {}
         return done

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from icetide.lake.metadata import TableMetadata, metadata_of
-from icetide.model.markers import FLOW, MAX_EVENT_TIME, Marker
+from icetide.model.markers import FLOW, MAX_EVENT_TIME, POS, Marker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -65,6 +65,31 @@ def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
     for _, summary in iter_ancestor_summaries(spark, ident):
         if summary.get(FLOW) == flow:
             return Marker.from_summary(summary)
+    return None
+
+
+#: Snapshots walked back from the current one to find a commit just made (others may have
+#: committed after it: a compaction, another flow).
+_RECENT = 100
+#: The summary keys :func:`commit_figures` returns.
+_COMMIT_FIGURES = ("added-records", "added-position-deletes", "removed-position-deletes")
+
+
+def commit_figures(spark: SparkSession, ident: str,
+                   props: Mapping[str, str]) -> dict[str, str] | None:
+    """Iceberg's figures (rows added, position deletes added and removed) in the summary
+    of the snapshot that committed ``props``'s marker to ``ident`` just now, or ``None``
+    when none of the newest snapshots carries it."""
+    table = load_table(spark, ident)
+    snap = table.currentSnapshot()
+    for _ in range(_RECENT):
+        if snap is None:
+            return None
+        summary = snap.summary()
+        if all(summary.get(k) == props.get(k) for k in (FLOW, POS)):
+            return {k: str(v) for k in _COMMIT_FIGURES if (v := summary.get(k)) is not None}
+        parent = snap.parentId()
+        snap = None if parent is None else table.snapshot(parent)
     return None
 
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
 from icetide.model.markers import POS, ROWS, Marker
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
-from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
+from icetide.tables.merge_sql import DEL, MergeSpec, collapse_sql, compile_merge, merge_sql
 from icetide.tables.sql import quote_qualified
 
 if TYPE_CHECKING:
@@ -49,6 +50,18 @@ class Changes:
         return {INSERTED: str(self.inserted), UPDATED: str(self.updated),
                 DELETED: str(self.deleted)}
 
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, str]) -> Changes:
+        """What a MERGE commit did, from its snapshot summary: icetide's own keys when the
+        sink counted the changes before committing; otherwise Iceberg's figures of a
+        merge-on-read commit that deleted nothing (see :meth:`MergeSink.write`): every
+        position delete is an update, and the rows added are the inserts and updates."""
+        if INSERTED in summary:
+            return cls(*(int(summary.get(k, "0")) for k in (INSERTED, UPDATED, DELETED)))
+        updated = (int(summary.get("added-position-deletes", "0"))
+                   - int(summary.get("removed-position-deletes", "0")))
+        return cls(int(summary.get("added-records", "0")) - updated, updated, 0)
+
 
 #: Snapshot-summary keys of a MERGE commit: rows it inserted, updated and deleted.
 INSERTED, UPDATED, DELETED = "icetide.inserted", "icetide.updated", "icetide.deleted"
@@ -57,31 +70,64 @@ INSERTED, UPDATED, DELETED = "icetide.inserted", "icetide.updated", "icetide.del
 WriteResult = Mapping[str, Changes]
 
 
+@dataclass(frozen=True)
+class DeferredProps:
+    """Commit properties (the marker) known only once the sink has read the batch.
+
+    The flow loop observes the batch's row count and newest event time on the sink's own
+    first read of it (:mod:`icetide.flows.stats`) instead of a Spark job of its own; the
+    sink calls :meth:`build` after that read, before it commits. ``rows_at_most`` is what
+    the loop believes bounds the batch's rows (its input records): a hint, never trusted
+    for correctness.
+    """
+
+    build: Callable[[], Mapping[str, str]]
+    rows_at_most: int | None = None
+
+
+#: What a sink commits with: the properties, or the means to build them after a first read.
+Props = Mapping[str, str] | DeferredProps
+
+
+def resolved(props: Props) -> Mapping[str, str]:
+    """The commit properties themselves."""
+    return props.build() if isinstance(props, DeferredProps) else props
+
+
 class Sink(Protocol):
     """Writes ``df`` to ``target`` in one commit whose summary holds ``props``.
 
     ``sides_done`` names side tables that already hold this batch (a previous attempt
     committed them, then died): the sink must not write those again. Returns, per
     primary-key table it MERGEd, the rows inserted, updated and deleted.
+
+    ``reads_first``: the sink reads every row of ``df`` in a Spark action before it
+    commits, so :class:`DeferredProps` cost no job of their own.
     """
+
+    @property
+    def reads_first(self) -> bool:
+        """Whether the sink reads all of ``df`` before its commit."""
 
     def side_tables(self) -> tuple[str, ...]:
         """Side tables the sink itself writes (e.g. a changelog)."""
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         """Commit ``df`` to ``target``."""
 
 
 class AppendSink:
     """Append-only targets."""
 
+    reads_first = False
+
     def side_tables(self) -> tuple[str, ...]:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
-        commit.append(df, target, props)
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
+        commit.append(df, target, resolved(props))
         return {}
 
 
@@ -108,8 +154,10 @@ class MergeSink:
     def side_tables(self) -> tuple[str, ...]:
         return (self.changelog,) if self.changelog else ()
 
+    reads_first = True
+
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         schema = spark.table(target).schema
         types = types_of(schema)
         batch = _temp_view("batch")
@@ -121,52 +169,92 @@ class MergeSink:
         collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            probe = probe_keys(collapsed, self.keys, types, rows_at_most=_rows_of(props))
+            retracts = compile_merge(self.engine, spec).delete_when is not None
+            probe = probe_keys(collapsed, self.keys, types, rows_at_most=_bound(props),
+                               flag=DEL if retracts else None)
+            summary = resolved(props)  # after the probe: the loop's figures came with it
             if probe.rows == 0:  # nothing to merge: the position advances alone
-                commit.commit_marker_only(spark, target, props)
+                commit.commit_marker_only(spark, target, summary)
                 return {target: Changes()}
-            keys = probe.predicate
-            changes = None
-            if self.changelog and self.changelog not in sides_done:
-                changes = self._append_changelog(spark, spec, types,
-                                                 collapsed_view, props, keys)
-            if changes is None:
-                changes = _count_changes(spark, change_counts_sql(
-                    self.engine, spec, types, collapsed_view=collapsed_view,
-                    key_filter=keys))
-            statement = merge_sql(self.engine, spec, collapsed_view=collapsed_view,
-                                  key_filter=keys)
-            commit.with_commit_properties(spark, {**props, **changes.summary()},
-                                          lambda: _run(spark, statement))
-            return {target: changes}
+            merge = _Merge(target, spec, types, collapsed_view, probe.predicate, summary)
+            return {target: self._merge(spark, merge, sides_done,
+                                        derive=probe.flagged == 0)}
         finally:
             collapsed.unpersist()
             for view in (batch, collapsed_view):
                 spark.catalog.dropTempView(view)
 
-    def _append_changelog(self, spark: SparkSession, spec: MergeSpec, types: Mapping[str, str],
-                          collapsed_view: str, props: Mapping[str, str],
-                          keys: str | None) -> Changes:
+    def _merge(self, spark: SparkSession, merge: _Merge, sides_done: frozenset[str], *,
+               derive: bool) -> Changes:
+        """MERGE with the changes counted first: from the changelog rows when it is written,
+        from Iceberg's own commit figures when those tell them apart (a merge-on-read table,
+        no retraction in the batch), else by joining the batch with the target."""
+        spec = merge.spec
+        changes: Changes | None = None
+        if self.changelog and self.changelog not in sides_done:
+            changes = self._append_changelog(spark, merge)
+        elif not (derive and _merge_on_read(spark, merge.ident)):
+            changes = _count_changes(spark, change_counts_sql(
+                self.engine, spec, merge.types, collapsed_view=merge.collapsed_view,
+                key_filter=merge.key_filter))
+        statement = merge_sql(self.engine, spec, collapsed_view=merge.collapsed_view,
+                              key_filter=merge.key_filter, column_types=merge.types)
+        counted = changes.summary() if changes is not None else {}
+        commit.with_commit_properties(spark, {**merge.props, **counted},
+                                      lambda: _run(spark, statement))
+        if changes is not None:
+            return changes
+        committed = commit.commit_figures(spark, merge.ident, merge.props)
+        if committed is None:
+            raise IcetideError(f"MERGE into {merge.ident} committed, but no snapshot of it "
+                               "carries the batch's marker: report this as a bug")
+        return Changes.from_summary(committed)
+
+    def _append_changelog(self, spark: SparkSession, merge: _Merge) -> Changes:
         """Append the changelog of this MERGE; what it holds is what the MERGE will do."""
         assert self.changelog is not None
         base = changelog_seq_base(last_sequence_number(spark, self.changelog))
-        rows = spark.sql(changelog_sql(self.engine, spec, types, seq_base=base,
-                                       source_pos=props[POS], collapsed_view=collapsed_view,
-                                       key_filter=keys))
+        rows = spark.sql(changelog_sql(self.engine, merge.spec, merge.types, seq_base=base,
+                                       source_pos=merge.props[POS],
+                                       collapsed_view=merge.collapsed_view,
+                                       key_filter=merge.key_filter))
         rows = rows.persist()
         try:
             ops = {r[0]: int(r[1]) for r in rows.groupBy(OP).count().collect()}
-            commit.append(rows, self.changelog, {**props, ROWS: str(sum(ops.values()))})
+            commit.append(rows, self.changelog,
+                          {**merge.props, ROWS: str(sum(ops.values()))})
             return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()
 
 
-def _rows_of(props: Mapping[str, str]) -> int | None:
-    """The batch's row count its marker states (``None`` without a marker): the collapsed
-    rows are at most that many, which lets the key probe collect them in one job."""
+@dataclass(frozen=True)
+class _Merge:
+    """One MERGE of a collapsed batch: what its statements and commit need."""
+
+    ident: str  # the target, catalog-qualified
+    spec: MergeSpec
+    types: Mapping[str, str]
+    collapsed_view: str
+    key_filter: str | None
+    props: Mapping[str, str]
+
+
+def _bound(props: Props) -> int | None:
+    """What bounds the batch's rows: the loop's hint, or the row count its marker states
+    (``None`` without one). The collapsed rows are at most that many, which lets the key
+    probe collect them in one job."""
+    if isinstance(props, DeferredProps):
+        return props.rows_at_most
     marker = Marker.from_summary(props)
     return None if marker is None else marker.rows
+
+
+def _merge_on_read(spark: SparkSession, ident: str) -> bool:
+    """Whether ``ident``'s MERGE writes position deletes (its commit figures then count
+    the updates); copy-on-write rewrites whole files."""
+    mode = commit.load_table(spark, ident).properties().get("write.merge.mode")
+    return str(mode) == "merge-on-read"
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:
@@ -191,23 +279,26 @@ class OverwriteSink:
     commits nothing, so an empty marker-only append records the position instead.
     """
 
+    reads_first = False
+
     def side_tables(self) -> tuple[str, ...]:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         from pyspark.sql import functions as F
 
+        summary = resolved(props)
         before = commit.load_table(spark, target).currentSnapshot()
         writer = df.writeTo(target)
-        for key, value in props.items():
+        for key, value in summary.items():
             writer = writer.option(f"snapshot-property.{key}", value)
         writer.overwrite(F.lit(True))
         after = commit.load_table(spark, target).currentSnapshot()
         if after is None or (before is not None
                              and after.snapshotId() == before.snapshotId()):
             log.info("overwrite of %s committed nothing: recording the marker alone", target)
-            commit.commit_marker_only(spark, target, props)
+            commit.commit_marker_only(spark, target, summary)
         return {}
 
 
@@ -238,10 +329,14 @@ class SerializedSink:
         """``inner`` wrapped when ``writers`` (flows into the target) is more than one."""
         return cls(inner) if writers > 1 else inner
 
+    @property
+    def reads_first(self) -> bool:
+        return self.inner.reads_first
+
     def side_tables(self) -> tuple[str, ...]:
         return self.inner.side_tables()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         with _target_lock(target):
             return self.inner.write(spark, df, target, props, sides_done)

@@ -8,7 +8,6 @@ finished by the next run without applying anything twice.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from icetide.devkit.gen.seed_shop import seed_shop
 from icetide.engine.run import PipelineRun
 from icetide.flows.loop import FlowLoop
 from icetide.lake import commit
-from icetide.lake.sinks import WriteResult
+from icetide.lake.sinks import Props, WriteResult
 from icetide.pipelines import load_pipeline
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
@@ -46,7 +45,7 @@ class CrashAfterSides(CdcSink):
     """Commits the side tables, then dies before the anchor (a kill between commits)."""
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         for ident in sorted(self.apply.pending):
             if ident not in sides_done:
                 self.apply.sink_of(ident).write(spark, self.apply.pending[ident], ident,
