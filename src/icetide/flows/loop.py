@@ -22,10 +22,13 @@ from threading import Event
 from typing import TYPE_CHECKING, Any
 
 from icetide.errors import IcetideError, SourceUnavailableError
+from icetide.flows import stats
 from icetide.flows.context import BatchContext, bound
+from icetide.flows.marking import Marking, Span
+from icetide.flows.stats import Observed, Stats
 from icetide.flows.timing import JobCounter, Phases
 from icetide.lake import commit
-from icetide.lake.sinks import AppendSink, Changes, Sink
+from icetide.lake.sinks import AppendSink, Changes, DeferredProps, Sink
 from icetide.model.markers import Marker, same_position
 from icetide.model.source import AnyBatch, AnySource
 from icetide.runtime.interrupt import Interrupted
@@ -36,8 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Transform = Callable[[BatchContext], "DataFrame"]
-#: Marker extra key (``icetide.freshness.achieved-ms``): commit time − newest event time.
-ACHIEVED_FRESHNESS = "freshness.achieved-ms"
 #: ``--once``: commit conflicts in a row (a compaction committed first) retried before
 #: failing; a continuous run retries them without counting them as failures.
 CONFLICT_RETRIES = 10
@@ -113,15 +114,6 @@ class BatchResult:
     phases: Mapping[str, float] = field(default_factory=dict)
     #: Spark jobs the batch started.
     jobs: int = 0
-
-
-@dataclass(frozen=True)
-class Span:
-    """A batch's source range and when it began (``time.monotonic()``)."""
-
-    start: Mapping[str, Any]
-    end: Mapping[str, Any]
-    began: float
 
 
 class FlowLoop:
@@ -260,32 +252,32 @@ class FlowLoop:
             out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with phases("check"):
-                rows, max_event, kept, extra = self._check(out)
-                if max_event is None and self.flow.event_time_column is None:
-                    max_event = self._inputs_newest_event(ctx)
+                counted, kept, extra = self._check(out)
             with phases("position"):
                 self.check_still_newest()
             with phases("dead_letters"):
                 dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
-            marker = Marker(self.flow.name, start, end, rows=rows, rows_in=rows_in,
-                            dlq_rows=dlq_rows, max_event_time_ms=max_event,
-                            batch_ms=int((time.monotonic() - span.began) * 1000),
-                            committed_at_ms=(now := int(time.time() * 1000)),
-                            extra=self._extra(extra, max_event, now))
             if ctx.side_outputs:
                 with phases("position"):
                     self.check_still_newest()
+            measure, kept = self._measured(counted, kept)
+            marked = Marking(self.flow.name, ctx, span, dlq_rows,
+                             {**self.summary_extra, **extra}, measure,
+                             self.flow.event_time_column)
             with phases("write"):
                 changes = self.flow.sink.write(self.spark, kept, self.flow.target,
-                                               marker.to_summary(), frozenset(sides_done))
+                                               DeferredProps(marked.props, rows_in),
+                                               frozenset(sides_done))
         finally:
             out.unpersist()
         seconds = time.monotonic() - span.began
+        marker = marked.marker
+        assert marker is not None  # the sink built the props before committing
         log.info("flow %s: committed %d rows (%d in, %d dead letters%s) in %.2fs",
-                 self.flow.name, rows, rows_in, dlq_rows,
+                 self.flow.name, marker.rows, rows_in, dlq_rows,
                  "".join(f"; {t}: {c}" for t, c in changes.items()), seconds)
-        return BatchResult(self.flow.name, start, end, rows, rows_in, dlq_rows, max_event,
-                           seconds, self._caught_up(ctx), changes)
+        return BatchResult(self.flow.name, start, end, marker.rows, rows_in, dlq_rows,
+                           marker.max_event_time_ms, seconds, self._caught_up(ctx), changes)
 
     def _caught_up(self, ctx: BatchContext) -> bool:
         """Whether the batch took all there was: no source hit the records cap (a source
@@ -293,13 +285,6 @@ class FlowLoop:
         cap = self.flow.max_records
         return all(b.info.get("caught_up", cap is None or b.records < cap)
                    for b in ctx.batches.values())
-
-    def _inputs_newest_event(self, ctx: BatchContext) -> int | None:
-        """For a table without an event-time column (an aggregate, a view): the newest
-        event its inputs reflect as of this batch's end — its freshness."""
-        found = [ctx.sources[key].newest_event_ms(batch.end)
-                 for key, batch in ctx.batches.items() if key in ctx.sources]
-        return max((f for f in found if f is not None), default=None)
 
     def _reuse_inputs(self, ctx: BatchContext) -> bool:
         """Whether the output need not be cached too: the stats pass and the write each
@@ -309,31 +294,25 @@ class FlowLoop:
         return (self.flow.checker is None and bool(ctx.accessed)
                 and all(ctx.is_cached(key) for key in ctx.accessed))
 
-    def _check(self, out: DataFrame) -> tuple[int, int | None, DataFrame, Mapping[str, str]]:
-        """Rows, newest event time, the rows to commit and extra marker keys."""
+    def _check(self, out: DataFrame) -> tuple[Stats | None, DataFrame, Mapping[str, str]]:
+        """The batch's figures, the rows to commit and extra marker keys. Without
+        expectations, a sink that reads the batch before committing (a MERGE) gathers the
+        figures on that read (``None`` here): no job of their own."""
         if self.flow.checker is None:
-            rows, max_event = self._stats(out)
-            return rows, max_event, out, {}
+            if self.flow.sink.reads_first:
+                return None, out, {}
+            return stats.count(out, self.flow.event_time_column), out, {}
         checked = self.flow.checker(out, self.flow.event_time_column)
-        return checked.rows, checked.max_event_time_ms, checked.out, checked.extra
+        return Stats(checked.rows, checked.max_event_time_ms), checked.out, checked.extra
 
-    def _extra(self, extra: Mapping[str, str], max_event: int | None,
-               now_ms: int) -> dict[str, str]:
-        merged = {**self.summary_extra, **extra}
-        if max_event is not None:
-            merged[ACHIEVED_FRESHNESS] = str(now_ms - max_event)
-        return merged
-
-    def _stats(self, out: DataFrame) -> tuple[int, int | None]:
-        from pyspark.sql import functions as F
-
-        col = self.flow.event_time_column
-        if col is None:
-            return out.count(), None
-        row = out.agg(F.count(F.lit(1)).alias("n"),
-                      F.max(F.col(col)).alias("m")).collect()[0]
-        newest = row["m"]
-        return int(row["n"]), (int(newest.timestamp() * 1000) if newest is not None else None)
+    def _measured(self, counted: Stats | None,
+                  kept: DataFrame) -> tuple[Stats | Observed, DataFrame]:
+        """The figures counted, or ``kept`` observed so the sink's first read gathers them
+        (created just before the write: an observation nothing reads stays registered)."""
+        if counted is not None:
+            return counted, kept
+        observed = Observed(kept, self.flow.event_time_column)
+        return observed, observed.df
 
     def _write_sides(self, ctx: BatchContext, start: Mapping[str, Any], end: Mapping[str, Any],
                      sides_done: set[str], rows_in: int) -> int:

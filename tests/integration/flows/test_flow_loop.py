@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,13 @@ from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.reads import read_json
 from icetide.flows.context import BatchContext
-from icetide.flows.loop import Flow, FlowLoop
+from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake import commit
 from icetide.lake.dlq import ensure_dlq_table
-from icetide.lake.sinks import AppendSink, Sink, WriteResult
+from icetide.lake.sinks import AppendSink, MergeSink, Props, Sink, WriteResult
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
+from icetide.tables.merge_engines import first_row
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -94,6 +96,8 @@ def test_batches_commit_rows_dead_letters_and_positions(
 class _FailingSink:
     """Dies after the side tables committed and before the target commit, once."""
 
+    reads_first = False
+
     def __init__(self) -> None:
         self.failed = False
 
@@ -101,7 +105,7 @@ class _FailingSink:
         return ()
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
-              props: Mapping[str, str], sides_done: frozenset[str]) -> WriteResult:
+              props: Props, sides_done: frozenset[str]) -> WriteResult:
         if not self.failed:
             self.failed = True
             raise RuntimeError("simulated crash between the dead-letter and target commits")
@@ -189,6 +193,42 @@ def test_empty_append_advances_position(spark: SparkSession, loop_broker: str) -
     marker = commit.last_marker(spark, target, "g")
     assert marker is not None and marker.dlq_rows == 50
     assert loop.run_batch() is None
+
+
+class _CountedFirst(MergeSink):
+    """The same MERGE, with the loop counting the batch by a job of its own first."""
+
+    reads_first = False
+
+
+def _merged_batches(spark: SparkSession, bootstrap: str,
+                    sink_class: type[MergeSink]) -> tuple[list[BatchResult], str, int]:
+    """Run a first-row MERGE flow over 1,500 clicks: its batches, its target, valid rows."""
+    name = f"t{next(_names)}"
+    report = produce_clicks(bootstrap, name, GenOptions(count=1500, bad_ratio=0.1, seed=5))
+    target, dlq = _tables(spark, name)
+    spark.sql(f"ALTER TABLE {target} SET TBLPROPERTIES ('write.merge.mode'='merge-on-read')")
+    sink = sink_class(first_row("updateTime"), ("_kafka_partition", "_kafka_offset"))
+    flow = replace(_flow("merged", name, bootstrap, target, dlq, sink=sink),
+                   event_time_column="_kafka_ts")
+    return FlowLoop(spark, flow).run_until_caught_up(), target, report.valid
+
+
+def test_a_merge_batch_is_counted_on_the_sinks_own_read(
+        spark: SparkSession, loop_broker: str) -> None:
+    """A MERGE sink reads every row before it commits: the marker's row count and newest
+    event time are observed on that read, one Spark job fewer per batch, same figures."""
+    observed, target, valid = _merged_batches(spark, loop_broker, MergeSink)
+    counted, _, _ = _merged_batches(spark, loop_broker, _CountedFirst)
+
+    assert sum(r.rows for r in observed) == sum(r.rows for r in counted) == valid
+    assert spark.table(target).count() == valid
+    assert [r.changes[target].inserted for r in observed] == [r.rows for r in observed]
+    newest = spark.sql(f"SELECT max(unix_millis(_kafka_ts)) FROM {target}").collect()[0][0]
+    assert max(r.max_event_time_ms or 0 for r in observed) == newest
+    marker = commit.last_marker(spark, target, "merged")
+    assert marker is not None and marker.max_event_time_ms == observed[-1].max_event_time_ms
+    assert [r.jobs + 1 for r in observed] == [r.jobs for r in counted]
 
 
 def test_restarted_in_memory_broker_is_read_from_its_beginning(

@@ -1,0 +1,83 @@
+"""A batch output's row count and newest event time, which its marker records.
+
+Either counted by a Spark job of their own (:func:`count`), or observed (:class:`Observed`)
+while the sink reads the batch anyway: a MERGE sink collapses and probes every row before
+it commits, and Spark's ``Dataset.observe`` gathers aggregates during whatever action runs
+the observed plan, so the figures come with that job instead of costing one more.
+
+Spark hands observed metrics to a query listener on its listener bus, shortly after the
+action returns: :meth:`Observed.get` waits for them (bounded), and counts the rows itself
+when they never come (an action that did not run the observed plan).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from icetide.tables.sql import quote_ident as q
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, Observation
+
+log = logging.getLogger(__name__)
+
+#: Seconds :meth:`Observed.get` waits for Spark's listener bus to deliver the metrics.
+OBSERVE_WAIT = 30.0
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Rows of a batch's output and its newest event time (ms since the epoch)."""
+
+    rows: int
+    newest_ms: int | None
+
+
+def _aggregates(column: str | None) -> list[Column]:
+    from pyspark.sql import functions as F
+
+    rows = F.count(F.lit(1)).alias("rows")
+    if column is None:
+        return [rows]
+    newest = F.max(F.expr(f"unix_millis(CAST({q(column)} AS TIMESTAMP))")).alias("newest")
+    return [rows, newest]
+
+
+def _stats(values: dict[str, object]) -> Stats:
+    rows, newest = values["rows"], values.get("newest")
+    assert isinstance(rows, int)
+    return Stats(rows, newest if isinstance(newest, int) else None)
+
+
+def count(out: DataFrame, column: str | None) -> Stats:
+    """Rows of ``out`` and the newest value of its event-time ``column``: one Spark job."""
+    row = out.agg(*_aggregates(column)).collect()[0]
+    return _stats(row.asDict())
+
+
+class Observed:
+    """``out`` with its row count and newest event time gathered by the first action that
+    reads it (:attr:`df`); :meth:`get` returns them once that action has run."""
+
+    def __init__(self, out: DataFrame, column: str | None) -> None:
+        from pyspark.sql import Observation
+
+        self._obs: Observation = Observation()
+        self._column = column
+        self.df = out.observe(self._obs, *_aggregates(column))
+
+    def get(self, wait: float = OBSERVE_WAIT) -> Stats:
+        """The figures observed, waiting up to ``wait`` seconds for Spark to deliver them;
+        counted by a job of its own when they do not come."""
+        future = self._obs._jo.future()  # type: ignore[union-attr]
+        deadline, pause = time.monotonic() + wait, 0.001
+        while not future.isCompleted():
+            if time.monotonic() > deadline:
+                log.warning("no observed row count after %.0fs: counting the batch again", wait)
+                return count(self.df, self._column)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        return _stats(self._obs.get)
