@@ -287,7 +287,7 @@ class FlowLoop:
                    for b in ctx.batches.values())
 
     def _reuse_inputs(self, ctx: BatchContext) -> bool:
-        """Whether the output need not be cached too: the stats pass and the write each
+        """Whether the output need not be cached too: the counting pass and the write each
         recompute it from the batch's cached source rows (one cache layer, not two; the
         sources are never read twice). Expectations keep the output cached, so what was
         checked is exactly what is written."""

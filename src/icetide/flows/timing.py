@@ -2,7 +2,8 @@
 
 The flow loop times its phases (``position``: reading the committed marker, ``plan``,
 ``transform``, ``check``: the rows/event-time pass, ``dead_letters``, ``write``: the sink
-with its commit) and tags its Spark jobs with a job group of its own, so a batch can say
+with its commit; a MERGE's figures are observed inside ``write``, on the sink's own read)
+and tags its Spark jobs with a job group of its own, so a batch can say
 how many jobs it ran even while other flows run concurrently. ``BatchResult.phases`` and
 ``BatchResult.jobs`` carry the figures to the live view and to ``benchmarks/hops``.
 """
