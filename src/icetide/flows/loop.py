@@ -266,7 +266,7 @@ class FlowLoop:
                              self.flow.event_time_column)
             with phases("write"):
                 changes = self.flow.sink.write(self.spark, kept, self.flow.target,
-                                               DeferredProps(marked.props, rows_in),
+                                               DeferredProps(marked.props),
                                                frozenset(sides_done))
         finally:
             out.unpersist()

@@ -81,18 +81,15 @@ class KeyProbe:
 
 
 def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str, str],
-               limit: int | None = None, *, rows_at_most: int | None = None,
-               flag: str | None = None) -> KeyProbe:
-    """Count ``batch`` and derive its key predicate in the same pass.
+               limit: int | None = None, *, flag: str | None = None) -> KeyProbe:
+    """Count ``batch`` and derive its key predicate: one Spark job when the batch has at
+    most ``limit`` rows (default :data:`IN_LIST_LIMIT`).
 
-    When the caller believes the batch has at most ``rows_at_most`` rows and that is
-    within ``limit`` (default :data:`IN_LIST_LIMIT`), one Spark job collects the key values
-    (the rows are counted on the driver); otherwise one job counts and takes each key's
-    range, and a second lists the values when the count is within ``limit``. A wrong
-    ``rows_at_most`` costs no correctness: every row is still collected and counted, and
-    more values than ``limit`` give a range computed on the driver.
-    ``flag`` names a boolean column whose true rows are counted in the same job (the MERGE
-    sink's retraction flag). The count doubles as the sink's emptiness check.
+    That job brings at most ``limit + 1`` rows' key values to the driver (each partition
+    stops there, one task gathers them); within the limit they are counted and listed
+    there. A larger batch costs a second job for its count and each key's range.
+    ``flag`` names a boolean column whose true rows are counted too (the MERGE sink's
+    retraction flag). The count doubles as the sink's emptiness check.
 
     ``batch`` should be cached: it is read once more.
     """
@@ -100,9 +97,22 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
     usable = [k for k in keys if supported(target_types.get(k, ""))
               and batch_types.get(k) == target_types[k]]
     cap = IN_LIST_LIMIT if limit is None else limit
-    if usable and rows_at_most is not None and rows_at_most <= cap:
-        return _collected(batch, usable, target_types, cap, flag)
-    return _aggregated(batch, usable, target_types, cap, flag)
+    values = _first_rows(batch, [*usable, *([flag] if flag else [])], cap + 1)
+    if len(values) > cap:
+        return _aggregated(batch, usable, target_types, flag)
+    flagged = sum(1 for r in values if r[len(usable)]) if flag else 0
+    return KeyProbe(len(values), _listed(usable, values, target_types) if usable else None,
+                    flagged)
+
+
+def _first_rows(batch: DataFrame, columns: Sequence[str], n: int) -> list[Any]:
+    """Up to ``n`` rows of ``columns`` in one job. A plain ``limit().collect()`` scans one
+    partition, then more in further jobs; a limit that is not the last step is planned
+    as a per-partition limit shuffled to one partition."""
+    from pyspark.sql import functions as F
+
+    picked = [F.col(q(c)) for c in columns] or [F.lit(1)]
+    return batch.select(*picked).limit(n).coalesce(1).collect()
 
 
 def _all_of(parts: Sequence[str | None]) -> str | None:
@@ -120,31 +130,9 @@ def _listed(usable: Sequence[str], values: Sequence[Any],
                     for i, k in enumerate(usable)])
 
 
-def _spanned(usable: Sequence[str], values: Sequence[Any],
-             target_types: Mapping[str, str]) -> str | None:
-    """``t.k BETWEEN lo AND hi`` for every usable key, the bounds taken on the driver."""
-    parts: list[str | None] = []
-    for i, k in enumerate(usable):
-        present = [r[i] for r in values if r[i] is not None]
-        parts.append(range_sql(k, min(present), max(present), target_types[k])
-                     if present else None)
-    return _all_of(parts)
-
-
-def _collected(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
-               cap: int, flag: str | None) -> KeyProbe:
-    """One job: every row's key values (and flag) on the driver."""
-    values = batch.select(*[q(k) for k in usable], *([q(flag)] if flag else [])).collect()
-    flagged = sum(1 for r in values if r[len(usable)]) if flag else 0
-    predicate = (_listed(usable, values, target_types) if len(values) <= cap
-                 else _spanned(usable, values, target_types))
-    return KeyProbe(len(values), predicate, flagged)
-
-
 def _aggregated(batch: DataFrame, usable: Sequence[str], target_types: Mapping[str, str],
-                cap: int, flag: str | None) -> KeyProbe:
-    """Count, key ranges (and flagged rows) in one job; the values listed by a second one
-    within ``cap``."""
+                flag: str | None) -> KeyProbe:
+    """Count, key ranges and flagged rows of a batch past the IN-list limit, in one job."""
     from pyspark.sql import functions as F
 
     stats = batch.agg(F.count(F.lit(1)).alias("n"),
@@ -152,12 +140,7 @@ def _aggregated(batch: DataFrame, usable: Sequence[str], target_types: Mapping[s
                       *[F.max(q(k)).alias(f"hi{i}") for i, k in enumerate(usable)],
                       *([F.count_if(F.col(q(flag))).alias("f")] if flag else [])).first()
     assert stats is not None
-    rows, flagged = int(stats["n"]), int(stats["f"]) if flag else 0
-    if rows == 0 or not usable:
-        return KeyProbe(rows, None, flagged)
-    if rows <= cap:
-        listed = batch.select(*[q(k) for k in usable]).collect()
-        return KeyProbe(rows, _listed(usable, listed, target_types), flagged)
-    return KeyProbe(rows, _all_of([range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"],
-                                             target_types[k]) for i, k in enumerate(usable)]),
-                    flagged)
+    flagged = int(stats["f"]) if flag else 0
+    return KeyProbe(int(stats["n"]), _all_of([range_sql(k, stats[f"lo{i}"], stats[f"hi{i}"],
+                                                        target_types[k])
+                                              for i, k in enumerate(usable)]), flagged)

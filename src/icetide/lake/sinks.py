@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
-from icetide.model.markers import POS, ROWS, Marker
+from icetide.model.markers import POS, ROWS
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
 from icetide.tables.merge_sql import DEL, MergeSpec, collapse_sql, compile_merge, merge_sql
@@ -76,13 +76,10 @@ class DeferredProps:
 
     The flow loop observes the batch's row count and newest event time on the sink's own
     first read of it (:mod:`icetide.flows.stats`) instead of a Spark job of its own; the
-    sink calls :meth:`build` after that read, before it commits. ``rows_at_most`` is what
-    the loop believes bounds the batch's rows (its input records): a hint, never trusted
-    for correctness.
+    sink calls :meth:`build` after that read, before it commits.
     """
 
     build: Callable[[], Mapping[str, str]]
-    rows_at_most: int | None = None
 
 
 #: What a sink commits with: the properties, or the means to build them after a first read.
@@ -170,8 +167,7 @@ class MergeSink:
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
             retracts = compile_merge(self.engine, spec).delete_when is not None
-            probe = probe_keys(collapsed, self.keys, types, rows_at_most=_bound(props),
-                               flag=DEL if retracts else None)
+            probe = probe_keys(collapsed, self.keys, types, flag=DEL if retracts else None)
             summary = resolved(props)  # after the probe: the loop's figures came with it
             if probe.rows == 0:  # nothing to merge: the position advances alone
                 commit.commit_marker_only(spark, target, summary)
@@ -238,16 +234,6 @@ class _Merge:
     collapsed_view: str
     key_filter: str | None
     props: Mapping[str, str]
-
-
-def _bound(props: Props) -> int | None:
-    """What bounds the batch's rows: the loop's hint, or the row count its marker states
-    (``None`` without one). The collapsed rows are at most that many, which lets the key
-    probe collect them in one job."""
-    if isinstance(props, DeferredProps):
-        return props.rows_at_most
-    marker = Marker.from_summary(props)
-    return None if marker is None else marker.rows
 
 
 def _merge_on_read(spark: SparkSession, ident: str) -> bool:

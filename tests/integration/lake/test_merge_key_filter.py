@@ -106,50 +106,34 @@ def _jobs_of(spark: SparkSession, run: Callable[[], kf.KeyProbe]) -> tuple[kf.Ke
         jobs.close()
 
 
-@pytest.mark.parametrize("bound", [11, 3])  # 3: a wrong bound, still every row counted
-def test_a_known_row_bound_probes_in_one_job(sp: SparkSession, bound: int) -> None:
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_batch_within_the_limit_is_probed_in_one_job(sp: SparkSession,
+                                                        partitions: int) -> None:
     ident = _table(sp)
     batch, _ = _batch(sp)
-    batch = sp.createDataFrame(batch.collect(), batch.schema).repartition(2).persist()
+    batch = sp.createDataFrame(batch.collect(), batch.schema).repartition(partitions).persist()
     types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
     try:
-        plain, plain_jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types))
-        known, known_jobs = _jobs_of(
-            sp, lambda: kf.probe_keys(batch, KEYS, types, rows_at_most=bound))
+        batch.count()
+        probe, jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types))
+        exact, _ = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types, limit=11))
+        past, past_jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types, limit=10))
     finally:
         batch.unpersist()
-    assert known == plain and known.rows == 11
-    assert plain_jobs >= 2 and known_jobs == 1
+    assert probe.rows == exact.rows == past.rows == 11 and jobs == 1
+    assert probe.predicate == exact.predicate and "t.`k` IN (-20L" in str(probe.predicate)
+    assert "t.`k` BETWEEN -20L AND 82L" in str(past.predicate) and past_jobs == 2
 
 
-def test_a_wrong_bound_past_the_limit_gives_the_range(sp: SparkSession) -> None:
-    """More rows than the IN-list limit under a bound that said fewer: the collected values
-    give the same ranges the aggregating path takes, computed on the driver, in one job."""
-    ident = _table(sp)
-    batch, _ = _batch(sp)
-    batch = sp.createDataFrame(batch.collect(), batch.schema).persist()
-    types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
-    try:
-        ranged = kf.probe_keys(batch, KEYS, types, limit=5)
-        known, jobs = _jobs_of(sp, lambda: kf.probe_keys(batch, KEYS, types, limit=5,
-                                                         rows_at_most=3))
-    finally:
-        batch.unpersist()
-    assert known == ranged and known.rows == 11
-    assert known.predicate is not None and "t.`k` BETWEEN -20L AND 82L" in known.predicate
-    assert jobs == 1
-
-
-@pytest.mark.parametrize("bound", [None, 11])  # the aggregating and the collecting path
-def test_flagged_rows_are_counted_in_the_same_pass(sp: SparkSession,
-                                                   bound: int | None) -> None:
+@pytest.mark.parametrize("limit", [None, 5])  # the listing and the aggregating path
+def test_flagged_rows_are_counted_in_the_same_pass(sp: SparkSession, limit: int | None) -> None:
     ident = _table(sp)
     batch, _ = _batch(sp)
     flagged = batch.selectExpr("*", "_op = '-D' AS retract").persist()
     types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
     try:
-        probe = kf.probe_keys(flagged, KEYS, types, rows_at_most=bound, flag="retract")
-        unflagged = kf.probe_keys(flagged, KEYS, types, rows_at_most=bound)
+        probe = kf.probe_keys(flagged, KEYS, types, limit, flag="retract")
+        unflagged = kf.probe_keys(flagged, KEYS, types, limit)
     finally:
         flagged.unpersist()
     assert (probe.rows, probe.flagged) == (11, 2)
