@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from icetide.lake.metadata import TableMetadata, metadata_of
@@ -71,14 +72,22 @@ def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
 #: Snapshots walked back from the current one to find a commit just made (others may have
 #: committed after it: a compaction, another flow).
 _RECENT = 100
-#: The summary keys :func:`commit_figures` returns.
-_COMMIT_FIGURES = ("added-records", "added-position-deletes", "removed-position-deletes")
+#: The summary keys :func:`committed` reads: rows added, data files removed (a file
+#: rewritten), position deletes added and removed.
+_COMMIT_FIGURES = ("added-records", "deleted-data-files", "added-position-deletes",
+                   "removed-position-deletes")
 
 
-def commit_figures(spark: SparkSession, ident: str,
-                   props: Mapping[str, str]) -> dict[str, str] | None:
-    """Iceberg's figures (rows added, position deletes added and removed) in the summary
-    of the snapshot that committed ``props``'s marker to ``ident`` just now, or ``None``
+@dataclass(frozen=True)
+class Committed:
+    """A snapshot just committed: Iceberg's figures of it and its parent's id."""
+
+    figures: Mapping[str, str]
+    parent: int | None
+
+
+def committed(spark: SparkSession, ident: str, props: Mapping[str, str]) -> Committed | None:
+    """The snapshot that committed ``props``'s marker to ``ident`` just now, or ``None``
     when none of the newest snapshots carries it."""
     table = load_table(spark, ident)
     snap = table.currentSnapshot()
@@ -86,9 +95,10 @@ def commit_figures(spark: SparkSession, ident: str,
         if snap is None:
             return None
         summary = snap.summary()
-        if all(summary.get(k) == props.get(k) for k in (FLOW, POS)):
-            return {k: str(v) for k in _COMMIT_FIGURES if (v := summary.get(k)) is not None}
         parent = snap.parentId()
+        if all(summary.get(k) == props.get(k) for k in (FLOW, POS)):
+            figures = {k: str(v) for k in _COMMIT_FIGURES if (v := summary.get(k)) is not None}
+            return Committed(figures, None if parent is None else int(parent))
         snap = None if parent is None else table.snapshot(parent)
     return None
 

@@ -51,16 +51,21 @@ class Changes:
                 DELETED: str(self.deleted)}
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, str]) -> Changes:
-        """What a MERGE commit did, from its snapshot summary: icetide's own keys when the
-        sink counted the changes before committing; otherwise Iceberg's figures of a
-        merge-on-read commit that deleted nothing (see :meth:`MergeSink.write`): every
-        position delete is an update, and the rows added are the inserts and updates."""
-        if INSERTED in summary:
-            return cls(*(int(summary.get(k, "0")) for k in (INSERTED, UPDATED, DELETED)))
-        updated = (int(summary.get("added-position-deletes", "0"))
-                   - int(summary.get("removed-position-deletes", "0")))
-        return cls(int(summary.get("added-records", "0")) - updated, updated, 0)
+    def from_summary(cls, summary: Mapping[str, str]) -> Changes | None:
+        """The counts a MERGE commit's summary records (``None``: it records none — only
+        a MERGE that wrote a changelog counted its changes before committing)."""
+        if INSERTED not in summary:
+            return None
+        return cls(*(int(summary.get(k, "0")) for k in (INSERTED, UPDATED, DELETED)))
+
+    @classmethod
+    def from_figures(cls, figures: Mapping[str, str]) -> Changes:
+        """What a MERGE did, from Iceberg's figures of its commit — exact for a commit that
+        rewrote no data file and deleted no row (see :meth:`MergeSink._merge`): every
+        position delete is then an update, and the rows added are inserts and updates."""
+        updated = (int(figures.get("added-position-deletes", "0"))
+                   - int(figures.get("removed-position-deletes", "0")))
+        return cls(int(figures.get("added-records", "0")) - updated, updated, 0)
 
 
 #: Snapshot-summary keys of a MERGE commit: rows it inserted, updated and deleted.
@@ -174,37 +179,38 @@ class MergeSink:
                 return {target: Changes()}
             merge = _Merge(target, spec, types, collapsed_view, probe.predicate, summary)
             return {target: self._merge(spark, merge, sides_done,
-                                        derive=probe.flagged == 0)}
+                                        retractions=probe.flagged > 0)}
         finally:
             collapsed.unpersist()
             for view in (batch, collapsed_view):
                 spark.catalog.dropTempView(view)
 
     def _merge(self, spark: SparkSession, merge: _Merge, sides_done: frozenset[str], *,
-               derive: bool) -> Changes:
-        """MERGE with the changes counted first: from the changelog rows when it is written,
-        from Iceberg's own commit figures when those tell them apart (a merge-on-read table,
-        no retraction in the batch), else by joining the batch with the target."""
-        spec = merge.spec
+               retractions: bool) -> Changes:
+        """MERGE, with what it changed: the changelog's rows when it is written (counted
+        before, into the commit); else, after the commit, Iceberg's own figures of it when
+        they tell inserts from updates (no retraction in the batch, no data file rewritten:
+        merge-on-read), or a join of the batch with the target as of the MERGE's parent
+        snapshot — off the commit's path either way."""
         changes: Changes | None = None
         if self.changelog and self.changelog not in sides_done:
             changes = self._append_changelog(spark, merge)
-        elif not (derive and _merge_on_read(spark, merge.ident)):
-            changes = _count_changes(spark, change_counts_sql(
-                self.engine, spec, merge.types, collapsed_view=merge.collapsed_view,
-                key_filter=merge.key_filter))
-        statement = merge_sql(self.engine, spec, collapsed_view=merge.collapsed_view,
+        statement = merge_sql(self.engine, merge.spec, collapsed_view=merge.collapsed_view,
                               key_filter=merge.key_filter, column_types=merge.types)
         counted = changes.summary() if changes is not None else {}
         commit.with_commit_properties(spark, {**merge.props, **counted},
                                       lambda: _run(spark, statement))
         if changes is not None:
             return changes
-        committed = commit.commit_figures(spark, merge.ident, merge.props)
-        if committed is None:
+        done = commit.committed(spark, merge.ident, merge.props)
+        if done is None:
             raise IcetideError(f"MERGE into {merge.ident} committed, but no snapshot of it "
                                "carries the batch's marker: report this as a bug")
-        return Changes.from_summary(committed)
+        if done.parent is None or not (retractions or _rewrote_files(done.figures)):
+            return Changes.from_figures(done.figures)
+        return _count_changes(spark, change_counts_sql(
+            self.engine, merge.spec, merge.types, collapsed_view=merge.collapsed_view,
+            key_filter=merge.key_filter, as_of=done.parent))
 
     def _append_changelog(self, spark: SparkSession, merge: _Merge) -> Changes:
         """Append the changelog of this MERGE; what it holds is what the MERGE will do."""
@@ -236,11 +242,10 @@ class _Merge:
     props: Mapping[str, str]
 
 
-def _merge_on_read(spark: SparkSession, ident: str) -> bool:
-    """Whether ``ident``'s MERGE writes position deletes (its commit figures then count
-    the updates); copy-on-write rewrites whole files."""
-    mode = commit.load_table(spark, ident).properties().get("write.merge.mode")
-    return str(mode) == "merge-on-read"
+def _rewrote_files(figures: Mapping[str, str]) -> bool:
+    """Whether the commit removed data files (copy-on-write rewrote them, unchanged rows
+    and all): its figures then do not count the updates."""
+    return int(figures.get("deleted-data-files", "0")) > 0
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:

@@ -270,12 +270,14 @@ def change_counts_sql(
     *,
     collapsed_view: str | None = None,
     key_filter: str | None = None,
+    as_of: int | None = None,
 ) -> str:
     """One row ``inserted, updated, deleted``: what a MERGE of ``spec`` will do.
 
     The same join as :func:`changelog_sql` (run it before the MERGE, against the same
     target state and collapsed rows), counted instead of listed; a key whose row the
-    MERGE leaves unchanged counts nowhere.
+    MERGE leaves unchanged counts nowhere. ``as_of`` (a snapshot id) joins the target as
+    of that snapshot instead: after the MERGE, its parent snapshot gives what it did.
     """
     types = _ordered_types(spec, column_types, 0)
     b, a = q(BEFORE), q(AFTER)
@@ -283,15 +285,24 @@ def change_counts_sql(
         f"SELECT count_if({b} IS NULL AND {a} IS NOT NULL) AS inserted,\n"
         f"  count_if({b} IS NOT NULL AND {a} IS NOT NULL AND NOT ({_same(types)})) AS updated,\n"
         f"  count_if({b} IS NOT NULL AND {a} IS NULL) AS deleted\n"
-        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
+        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter, as_of)}\n"
         ") AS __icetide_c"
     )
 
 
+def _version(as_of: int | None) -> str:
+    if as_of is None:
+        return ""
+    if not isinstance(as_of, int) or isinstance(as_of, bool):
+        raise TableError(f"as_of={as_of!r} must be a snapshot id (an int)")
+    return f" VERSION AS OF {as_of}"
+
+
 def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
-                collapsed_view: str | None, key_filter: str | None) -> str:
-    """Per collapsed key: its key columns, ``before`` (stored row) and ``after`` (row the
-    MERGE leaves)."""
+                collapsed_view: str | None, key_filter: str | None,
+                as_of: int | None = None) -> str:
+    """Per collapsed key: its key columns, ``before`` (stored row, as of snapshot
+    ``as_of`` if given) and ``after`` (row the MERGE leaves)."""
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
     on = sql_and(*[f"t.{q(k)} = s.{q(k)}" for k in spec.keys], key_filter)
@@ -300,5 +311,5 @@ def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
         f"  SELECT {', '.join(f's.{q(k)} AS {q(k)}' for k in spec.keys)},\n"
         f"  CASE WHEN t.{q(spec.keys[0])} IS NOT NULL THEN {stored} END AS {q(BEFORE)},\n"
         f"  {_after_case(spec, actions, types)} AS {q(AFTER)}\n"
-        f"  FROM {using} AS s\n  LEFT JOIN {spec.target} AS t ON {on}"
+        f"  FROM {using} AS s\n  LEFT JOIN {spec.target}{_version(as_of)} AS t ON {on}"
     )
