@@ -72,6 +72,7 @@ class Observed:
     def get(self, wait: float = OBSERVE_WAIT) -> Stats:
         """The figures observed, waiting up to ``wait`` seconds for Spark to deliver them;
         counted by a job of its own when they do not come."""
+        # PySpark offers only the blocking get; the JVM Observation's future can be polled.
         future = self._obs._jo.future()  # type: ignore[union-attr]
         deadline, pause = time.monotonic() + wait, 0.001
         while not future.isCompleted():
