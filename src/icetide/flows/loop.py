@@ -261,7 +261,7 @@ class FlowLoop:
                 with phases("position"):
                     self.check_still_newest()
             measure, kept = self._measured(counted, kept)
-            marked = Marking(self.flow.name, ctx, span, dlq_rows,
+            marked = Marking(self.flow.name, ctx, span, rows_in, dlq_rows,
                              {**self.summary_extra, **extra}, measure,
                              self.flow.event_time_column)
             with phases("write"):

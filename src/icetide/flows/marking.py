@@ -50,6 +50,7 @@ class Marking:
     flow: str
     ctx: BatchContext
     span: Span
+    rows_in: int
     dlq_rows: int
     extra: Mapping[str, str]
     measure: Stats | Observed
@@ -67,7 +68,7 @@ class Marking:
         if newest is not None:
             extra[ACHIEVED_FRESHNESS] = str(now - newest)
         self.marker = Marker(self.flow, self.span.start, self.span.end, rows=figures.rows,
-                             rows_in=sum(b.records for b in self.ctx.batches.values()),
+                             rows_in=self.rows_in,
                              dlq_rows=self.dlq_rows, max_event_time_ms=newest,
                              batch_ms=int((time.monotonic() - self.span.began) * 1000),
                              committed_at_ms=now, extra=extra)
