@@ -102,13 +102,16 @@ class Context:
     def run(self, *, once: bool = False, flows: Sequence[str] = (),
             trigger_interval: float | None = None, stop: threading.Event | None = None,
             on_batch: Callable[[BatchResult], None] | None = None,
+            on_maintained: Callable[[MaintenanceReport], None] | None = None,
             ) -> dict[str, list[BatchResult]]:
         """``once``: everything available now, then return the batches per flow.
-        Else continuously until ``stop`` is set (returns nothing per flow)."""
+        Else continuously until ``stop`` is set (returns nothing per flow), maintaining
+        the tables it writes (``on_maintained`` after each pass)."""
         with self.pipeline_run(flows, trigger_interval) as run:
             if once:
                 return run.run_once(on_batch=on_batch)
-            run.run_forever(stop or threading.Event(), on_batch=on_batch)
+            run.run_forever(stop or threading.Event(), on_batch=on_batch,
+                            on_maintained=on_maintained)
             return {}
 
     def dry_run(self) -> DryRunReport:

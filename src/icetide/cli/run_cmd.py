@@ -12,6 +12,7 @@ import click
 
 from icetide.cli.options import conf_option, config_option, context_from
 from icetide.flows.loop import BatchResult
+from icetide.maintenance import MaintenanceReport
 from icetide.runtime.interrupt import request_stop
 
 
@@ -33,6 +34,10 @@ def _print_batch(result: BatchResult) -> None:
         f"{time.strftime('%H:%M:%S')} {result.flow}: {_written(result)}, "
         f"{result.dlq_rows} dead letters, {result.rows_in} read in {result.seconds:.2f}s{fresh}"
     )
+
+
+def _print_maintained(report: MaintenanceReport) -> None:
+    click.echo(f"{time.strftime('%H:%M:%S')} maintained {report.summary()}")
 
 
 @click.command()
@@ -73,4 +78,4 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     with ctx.pipeline_run(flows, trigger_interval) as pipeline:
         click.echo(f"running pipeline {ctx.graph.spec.name!r}: flows "
                    f"{[f.name for f in pipeline.flows]} (Ctrl-C to stop)")
-        pipeline.run_forever(stop, on_batch=_print_batch)
+        pipeline.run_forever(stop, on_batch=_print_batch, on_maintained=_print_maintained)

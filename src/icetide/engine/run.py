@@ -42,6 +42,8 @@ from icetide.sources.registry import build_sources
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from icetide.maintenance import MaintenanceReport
+
 log = logging.getLogger(__name__)
 
 
@@ -178,21 +180,24 @@ class PipelineRun:
         return leases_for(self.settings).hold(keys)
 
     def run_forever(self, stop: threading.Event,
-                    on_batch: Callable[[BatchResult], None] | None = None) -> None:
+                    on_batch: Callable[[BatchResult], None] | None = None, *,
+                    on_maintained: Callable[[MaintenanceReport], None] | None = None) -> None:
         """The selected flows as one DAG (:mod:`icetide.engine.scheduler`) until ``stop``
-        is set; the first flow error stops them all."""
+        is set; the first flow error stops them all. ``on_maintained``: after each
+        maintenance pass of a table the run writes."""
         with self.leases():
             slots = self.slots(self.compile_all())
             on_committed = track_runtime([slot.loop for slot in slots], on_batch)
             DagScheduler(self.spark, slots, self.concurrency(), on_committed,
-                         self._record_error, upkeep=self._upkeep()).run(stop)
+                         self._record_error, upkeep=self._upkeep(on_maintained)).run(stop)
 
-    def _upkeep(self) -> Upkeep | None:
+    def _upkeep(self, on_maintained: Callable[[MaintenanceReport], None] | None = None
+                ) -> Upkeep | None:
         """Maintenance of the tables this run writes (``maintenance.enabled``)."""
         if not self.settings.maintenance.enabled:
             return None
         try:
-            return Upkeep(self.spark, self)
+            return Upkeep(self.spark, self, on_maintained=on_maintained)
         except Exception as exc:  # maintenance never stops the flows
             log.error("table maintenance is off for this run: %s", exc)
             return None

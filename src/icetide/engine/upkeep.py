@@ -59,8 +59,10 @@ class Upkeep:
     """Maintenance of the tables ``run``'s flows write, each on its own interval."""
 
     def __init__(self, spark: SparkSession, run: PipelineRun,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, *,
+                 on_maintained: Callable[[MaintenanceReport], None] | None = None) -> None:
         self.spark = spark
+        self.on_maintained = on_maintained
         base = run_policy(run.settings.maintenance, run.graph.spec.defaults)
         self.maintainer = Maintainer(spark, run.settings, catalog=run.catalog, policy=base)
         self.enabled = base.enabled
@@ -95,7 +97,7 @@ class Upkeep:
         except Exception as exc:
             log.warning("maintenance of %s failed (next try in one interval): %s", table, exc)
             return None
-        log.info("maintained %s in %.1fs: %s; files %d → %s", table, report.seconds,
-                 ", ".join(report.actions) or "nothing to do", report.before.data_files,
-                 report.after.data_files if report.after else "?")
+        log.info("maintained %s", report.summary())
+        if self.on_maintained is not None:
+            self.on_maintained(report)
         return report

@@ -97,11 +97,14 @@ class Maintainer:
     def _step(self, report: MaintenanceReport, name: str,
               step: Callable[[], dict[str, Any] | None]) -> None:
         log.info("%s of %s: starting%s", name, report.table, " (dry run)" * self.dry_run)
+        began = time.monotonic()
         try:
             result = step()
         except actions.Yielded as exc:
             report.skipped[name] = str(exc)
             return
+        finally:
+            report.step_seconds[name] = round(time.monotonic() - began, 3)
         if result is not None:
             report.actions[name] = result
 

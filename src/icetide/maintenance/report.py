@@ -36,6 +36,18 @@ class MaintenanceReport:
     actions: dict[str, dict[str, Any]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    #: Wall seconds of each step, in order (a step with nothing to do included).
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line: the steps that did something with their seconds, files before → after."""
+        done = ", ".join(f"{name} {self.step_seconds.get(name, 0.0):.1f}s"
+                         for name in self.actions) or "nothing to do"
+        after = self.after.data_files if self.after is not None else "?"
+        snaps = self.after.snapshots if self.after is not None else "?"
+        skipped = f"; yielded: {', '.join(self.skipped)}" if self.skipped else ""
+        return (f"{self.table} in {self.seconds:.1f}s ({done}{skipped}): data files "
+                f"{self.before.data_files} → {after}, snapshots {self.before.snapshots} → {snaps}")
 
     @property
     def bytes_freed(self) -> int | None:

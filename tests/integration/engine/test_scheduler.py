@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from icetide.config import Settings
+from icetide.config import MaintenanceConfig, Settings
 from icetide.engine.run import PipelineRun
 from icetide.flows.loop import BatchResult
 from icetide.lake import commit
+from icetide.maintenance import MaintenanceReport
 from icetide.pipelines import load_pipeline
 
 pytestmark = pytest.mark.spark
@@ -29,6 +30,14 @@ def hop1():
 @dp.table(name="sch_dws.hop2")
 def hop2():
     return dp.read_stream("sch_dwd.hop1")
+'''
+
+KEPT = '''
+from icetide import pipelines as dp
+
+@dp.table(name="sch_dwd.kept")
+def kept():
+    return dp.read_stream("sch_src.kept")
 '''
 
 LOOSE = '''
@@ -60,14 +69,15 @@ def _commit_times(spark: SparkSession, ident: str) -> list[int]:
 
 
 def _run(spark: SparkSession, settings: Settings, folder: Path, trigger: float,
-         on_batch: Callable[[BatchResult], None], stop: threading.Event) -> None:
-    """The pipeline continuously until ``on_batch`` sets ``stop`` (at most 120 s)."""
+         on_batch: Callable[[BatchResult], None], stop: threading.Event,
+         on_maintained: Callable[[MaintenanceReport], None] | None = None) -> None:
+    """The pipeline continuously until a callback sets ``stop`` (at most 120 s)."""
     timer = threading.Timer(120, stop.set)
     timer.start()
     try:
         with PipelineRun(spark, settings, load_pipeline(folder),
                          trigger_interval=trigger) as run:
-            run.run_forever(stop, on_batch)
+            run.run_forever(stop, on_batch, on_maintained=on_maintained)
     finally:
         timer.cancel()
 
@@ -111,3 +121,40 @@ def test_a_loose_target_runs_scheduled_refreshes(
     # a refresh every target − 1.5 × cost instead of every 0.5 s trigger
     assert 5_000 < second - first < 30_000
     assert spark.table("lake.sch_dws.loose").count() == 3
+
+
+def test_the_run_maintains_what_it_writes_and_reports_each_pass(
+        spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
+    _source(spark, "kept")
+    for _ in range(3):  # one small file per insert
+        spark.sql("INSERT INTO lake.sch_src.kept VALUES (3)")
+    policy = MaintenanceConfig(interval=2, min_input_files=2)
+    settings = icetide_settings.model_copy(update={"maintenance": policy})
+    stop = threading.Event()
+    reports: list[MaintenanceReport] = []
+
+    def on_batch(result: BatchResult) -> None:
+        spark.sql("INSERT INTO lake.sch_src.kept VALUES (4)")  # a second small file
+
+    def on_maintained(report: MaintenanceReport) -> None:
+        reports.append(report)
+        if report.table == "lake.sch_dwd.kept" and report.before.data_files >= 2:
+            stop.set()
+
+    _run(spark, settings, _pipeline(tmp_path, "kept", KEPT), 0.5, on_batch, stop,
+         on_maintained)
+    report = next(r for r in reports if r.table == "lake.sch_dwd.kept"
+                  and r.before.data_files >= 2)
+    assert list(report.step_seconds) == ["compaction", "deletes", "manifests", "expiry",
+                                         "orphans"]
+    assert "compaction" in report.actions and report.after is not None
+    assert report.after.data_files < report.before.data_files
+    line = report.summary()
+    assert line.startswith("lake.sch_dwd.kept in ") and "compaction " in line
+    assert f"data files {report.before.data_files} → {report.after.data_files}" in line
+    with PipelineRun(spark, settings, load_pipeline(tmp_path / "kept")) as run:
+        run.run_once()  # the rows inserted after the last batch
+
+    def ids(table: str) -> list[int]:
+        return sorted(r[0] for r in spark.table(table).collect())
+    assert ids("lake.sch_dwd.kept") == ids("lake.sch_src.kept")  # compaction lost nothing
