@@ -95,10 +95,13 @@ class BatchContext:
             self.batches = ChainMap({source.key: batch}, self.batches)  # type: ignore[arg-type]
 
     def table(self, name: str) -> DataFrame:
-        """The current snapshot of a lake table (a dimension lookup as of now)."""
+        """The current snapshot of a lake table (a dimension lookup as of now): a small
+        table's rows are scanned once per snapshot (:mod:`icetide.lake.lookups`)."""
+        from icetide.lake.lookups import lookups
+
         ident = self.qualify(name)
         self.looked_up.add(ident)
-        return self.spark.table(ident)
+        return lookups(self.spark).read(ident)
 
     def emit(self, table: str, df: DataFrame) -> None:
         """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch."""
