@@ -47,6 +47,15 @@ logger.windowexec.level = error
 # wide MERGE plans: "Truncated the string representation of a plan" says nothing to users
 logger.planstring.name = org.apache.spark.sql.catalyst.util.SparkStringUtils
 logger.planstring.level = error
+# the scheduler runs each flow's batches in a FAIR pool named after the flow
+# (engine/scheduler.py), created on first use with equal weight on purpose: Spark warns
+# once per pool that it is "not configured"
+logger.fairpools.name = org.apache.spark.scheduler.FairSchedulableBuilder
+logger.fairpools.level = error
+# an Iceberg commit that lost a race to a concurrent one (a flow beside maintenance) is
+# retried by Iceberg with a stack trace at WARN; only the final failure matters (raised)
+logger.icebergtasks.name = org.apache.iceberg.util.Tasks
+logger.icebergtasks.level = error
 # a batch's source rows are persisted once and reused: "Asked to cache already cached data"
 logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
 logger.cachemanager.level = error
@@ -99,17 +108,51 @@ def _cluster_conf(spark: SparkConfig) -> dict[str, str]:
     return conf
 
 
-def _one_machine_conf(master: str) -> dict[str, str]:
-    """Spark defaults that only pay off on a cluster, turned off for a ``local`` master."""
+_JVM_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+
+
+def jvm_bytes(size: str) -> int | None:
+    """A JVM memory size (``"2g"``, ``"4096m"``, ``"512k"``) in bytes; None if not one."""
+    match = _JVM_SIZE.match(size)
+    if match is None:
+        return None
+    unit = "bkmgt".index((match.group(2) or "b").lower())
+    return int(match.group(1)) << (10 * unit)
+
+
+def page_size(heap: int) -> int:
+    """Tungsten's memory page for a driver heap of ``heap`` bytes: a power of two of about
+    heap/8192, at least 64 KiB.
+
+    Spark's own choice is up to 64 MiB (execution memory / cores / 16): every hash
+    aggregation, sort and shuffle task of every micro-batch then allocates and zeroes at
+    least one such ``long[]``, however few rows it holds, and G1 places each as a
+    humongous object straight into the old generation — on a 4 GiB driver in the soak of
+    2026-11-25, the old generation swung from 63 % to 99.9 % within a second and a
+    concurrent GC cycle started every 2-3 s. heap/8192 stays below half of G1's region
+    (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's page-table
+    limit — still hold more than the whole execution pool (0.6 × heap)."""
+    target = max(64 * 1024, heap // 8192)
+    return 1 << (target.bit_length() - 1)
+
+
+def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
+    """Spark defaults for micro-batches on one machine (a ``local`` master); clusters keep
+    Spark's own."""
     if not master.startswith("local"):
         return {}
+    conf: dict[str, str] = {}
+    heap = jvm_bytes(driver_memory)
+    if heap is not None:
+        conf["spark.buffer.pageSize"] = f"{page_size(heap) // 1024}k"
     # one machine, micro-batches of a few thousand rows: adaptive execution submits every
     # shuffle stage as a job of its own and re-plans (and re-describes) the query after
     # each, which costs more than it saves here: a count_views MERGE batch runs 7 Spark
     # jobs instead of 16-18, and at 2,000 events/s the MERGE flows' mean batch time was
     # 10-15 % lower without it; at 20,000 events/s on vs off was within the runs' spread
     # (docs/benchmarks.md, 2026-11-24/25). Clusters keep Spark's default (on).
-    return {"spark.sql.adaptive.enabled": "false"}
+    conf["spark.sql.adaptive.enabled"] = "false"
+    return conf
 
 
 def spark_conf(
@@ -149,7 +192,8 @@ def spark_conf(
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
     conf.update(_cluster_conf(spark))
-    conf.update(_one_machine_conf(spark.master))
+    conf.update(_one_machine_conf(spark.master,
+                                  spark.conf.get("spark.driver.memory", spark.driver_memory)))
     conf.update(python_conf or {})
     if log4j is not None:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile=file:{log4j}"

@@ -18,7 +18,7 @@ from icetide.runtime.catalogs import (
     sqlalchemy_url,
 )
 from icetide.runtime.hadoop_tables import HadoopDirCatalog
-from icetide.runtime.session import redacted, spark_conf
+from icetide.runtime.session import jvm_bytes, page_size, redacted, spark_conf
 
 P = "spark.sql.catalog.lake"
 
@@ -192,3 +192,32 @@ def test_prepare_warehouse_creates_only_local_hadoop_dirs(tmp_path: Path) -> Non
     prepare_warehouse(_settings(tmp_path, type="jdbc", uri="jdbc:postgresql://h/d",
                                 warehouse=str(tmp_path / "not-created")))
     assert not (tmp_path / "not-created").exists()
+
+
+def test_memory_pages_stay_small_on_one_machine(tmp_path: Path) -> None:
+    key = "spark.buffer.pageSize"
+    assert spark_conf(Settings(home=tmp_path), [])[key] == "256k"  # 2g driver
+    big = SparkConfig(driver_memory="4096m")
+    assert spark_conf(Settings(home=tmp_path, spark=big), [])[key] == "512k"
+    via_conf = SparkConfig(conf={"spark.driver.memory": "8g"})
+    assert spark_conf(Settings(home=tmp_path, spark=via_conf), [])[key] == "1024k"
+    cluster = SparkConfig(master="spark://10.0.0.5:7077", driver_host="10.0.0.1")
+    assert key not in spark_conf(Settings(home=tmp_path, spark=cluster), [])
+    mine = SparkConfig(conf={key: "4m"})
+    assert spark_conf(Settings(home=tmp_path, spark=mine), [])[key] == "4m"
+
+
+@pytest.mark.parametrize(("size", "expected"), [
+    ("2g", 2 << 30), ("4096m", 4 << 30), ("512k", 512 << 10), ("1G", 1 << 30),
+    ("100", 100), ("lots", None), ("2.5g", None)])
+def test_jvm_bytes(size: str, expected: int | None) -> None:
+    assert jvm_bytes(size) == expected
+
+
+def test_page_size_is_below_half_a_g1_region_and_fills_the_page_table() -> None:
+    for heap in (512 << 20, 1 << 30, 3 << 30, 4 << 30, 24 << 30):
+        page = page_size(heap)
+        region = 1 << ((heap // 2048).bit_length() - 1)  # G1's region: heap/2048, 1-32 MiB
+        assert page < max(1 << 20, min(region, 32 << 20)) // 2
+        assert page * 8192 > 0.6 * heap  # the execution pool never fills the page table
+    assert page_size(64 << 20) == 64 * 1024  # the floor
