@@ -77,7 +77,6 @@ from icetide.tables.sql import (
     quote_table,
     split_qualified,
     sql_and,
-    sql_literal,
     sql_string,
 )
 
@@ -205,15 +204,28 @@ def _ops_array(column_types: Mapping[str, str]) -> str:
     )
 
 
-def _ts_sql(commit_ts: dt.datetime | None) -> str:
+def _opaque_bigint(value: int, anchor: str) -> str:
+    """``value + anchor`` as a BIGINT whose constant part stays out of Spark's generated
+    Java code. A BIGINT or TIMESTAMP literal (also one folded from ``CAST``, or
+    ``current_timestamp()``) is written into the source of the stage's class, so a value
+    that changes every batch made Spark compile that stage anew — Janino, then the JIT —
+    on every batch. A DECIMAL literal is passed by reference instead, and ``anchor`` (a
+    per-row expression) keeps the sum from being folded back into one BIGINT literal."""
+    return f"CAST(CAST('{int(value)}' AS DECIMAL(20,0)) + {anchor} AS BIGINT)"
+
+
+def _ts_sql(commit_ts: dt.datetime | None, anchor: str) -> str:
+    """The commit time (default: now), as a timestamp kept out of the generated code."""
     if commit_ts is None:
-        return "current_timestamp()"
+        commit_ts = dt.datetime.now(dt.UTC)
     if not isinstance(commit_ts, dt.datetime) or commit_ts.tzinfo is None:
         raise TableError(
             f"commit_ts={commit_ts!r} must be a timezone-aware datetime, e.g. "
-            "datetime.now(timezone.utc), or None for current_timestamp()"
+            "datetime.now(timezone.utc), or None for now"
         )
-    return f"CAST({sql_literal(commit_ts)} AS TIMESTAMP)"
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    micros = (commit_ts - epoch) // dt.timedelta(microseconds=1)
+    return f"timestamp_micros({_opaque_bigint(micros, f'0 * {anchor}')})"
 
 
 def _ordered_types(
@@ -252,11 +264,12 @@ def changelog_sql(
     """
     types = _ordered_types(spec, column_types, seq_base)
     keys = ", ".join(q(k) for k in spec.keys)
-    seq = f"CAST({seq_base} AS BIGINT) + row_number() OVER (ORDER BY {keys}, {_POS})"
+    number = f"row_number() OVER (ORDER BY {keys}, {_POS})"
     return (
         f"SELECT {keys}, {q(BEFORE)}, {q(AFTER)}, {q(OP)},\n"
-        f"  {seq} AS {q(SEQ)},\n"
-        f"  {sql_string(source_pos)} AS {q(SOURCE_POS)}, {_ts_sql(commit_ts)} AS {q(COMMIT_TS)}\n"
+        f"  {_opaque_bigint(seq_base, number)} AS {q(SEQ)},\n"
+        f"  {sql_string(source_pos)} AS {q(SOURCE_POS)},\n"
+        f"  {_ts_sql(commit_ts, number)} AS {q(COMMIT_TS)}\n"
         f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
         ") AS __icetide_c\n"
         f"LATERAL VIEW posexplode({_ops_array(types)}) __icetide_x AS {_POS}, {q(OP)}"

@@ -79,8 +79,20 @@ def test_changelog_sql_renders_the_merge_clauses_in_order() -> None:
     assert positions == sorted(positions)
     assert f"CASE WHEN t.`id` IS NOT NULL THEN {stored} END AS `before`" in sql
     assert "FROM `collapsed` AS s\n  LEFT JOIN `lake`.`db`.`t` AS t ON t.`id` = s.`id`" in sql
-    assert "CAST(5 AS BIGINT) + row_number() OVER (ORDER BY `id`, __icetide_pos) AS `_seq`" in sql
-    assert "'{\"p\": 1}' AS `_source_pos`, current_timestamp() AS `_commit_ts`" in sql
+    number = "row_number() OVER (ORDER BY `id`, __icetide_pos)"
+    # per-batch values as DECIMAL literals: Spark inlines BIGINT/TIMESTAMP literals into
+    # the generated Java code, so they would compile the stage anew every batch
+    assert f"CAST(CAST('5' AS DECIMAL(20,0)) + {number} AS BIGINT) AS `_seq`" in sql
+    assert "'{\"p\": 1}' AS `_source_pos`" in sql
+    assert "timestamp_micros(CAST(CAST('" in sql
+    assert f"' AS DECIMAL(20,0)) + 0 * {number} AS BIGINT)) AS `_commit_ts`" in sql
+
+
+def test_changelog_sql_commit_time_is_exact_to_the_microsecond() -> None:
+    ts = dt.datetime(2026, 11, 25, 11, 30, 1, 123456, tzinfo=dt.UTC)
+    sql = changelog_sql(Deduplicate("ts"), spec(), TYPES, seq_base=0, source_pos="p",
+                        commit_ts=ts)
+    assert f"CAST('{int(ts.timestamp()) * 1_000_000 + 123456}' AS DECIMAL(20,0))" in sql
     assert "THEN array('-U', '+U')" in sql and "NOT (`before` <=> `after`)" in sql
     assert "LATERAL VIEW posexplode(" in sql and "__icetide_x AS __icetide_pos, `_op`" in sql
 
@@ -100,7 +112,7 @@ def test_changelog_sql_maps_and_commit_ts() -> None:
     sql = changelog_sql(Deduplicate("ts"), spec(), types, seq_base=0, source_pos="p",
                         commit_ts=ts)
     assert "to_json(`before`) <=> to_json(`after`)" in sql
-    assert "CAST(TIMESTAMP '2024-05-01 00:00:00+00:00' AS TIMESTAMP) AS `_commit_ts`" in sql
+    assert f"CAST('{int(ts.timestamp()) * 1_000_000}' AS DECIMAL(20,0))" in sql
 
 
 @pytest.mark.parametrize(
