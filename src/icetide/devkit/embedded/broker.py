@@ -15,7 +15,11 @@ Known Tansu 0.6.0 limits (worked around or documented where they matter):
 * ``CreatePartitions`` is not supported: a topic keeps the partition count it was
   created with;
 * ``ListOffsets(latest)`` reports the base offset of the last record batch + 1, not the
-  high watermark; :mod:`icetide.sources.kafka.planner` corrects it with a fetch.
+  high watermark; :mod:`icetide.sources.kafka.planner` corrects it with a fetch;
+* no retention and no ``DeleteRecords`` (the request closes the connection), and every
+  offset look-up and fetch takes time in proportion to the record batches held (4 ms
+  with 2,000 batches, 55 ms with 30,000): fine for a demo or an hour, not for weeks
+  (docs/operations.md).
 """
 
 from __future__ import annotations
