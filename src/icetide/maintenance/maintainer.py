@@ -160,7 +160,7 @@ class Maintainer:
         if self.dry_run:
             return plan
         result = actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
-            self.spark, load_table(self.spark, ident), cutoff, policy.retain_last))
+            load_table(self.spark, ident), cutoff, policy.retain_last))
         return {**plan, **result}
 
     def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
