@@ -131,7 +131,9 @@ def page_size(heap: int) -> int:
     2026-11-25, the old generation swung from 63 % to 99.9 % within a second and a
     concurrent GC cycle started every 2-3 s. heap/8192 stays below half of G1's region
     (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's page-table
-    limit — still hold more than the whole execution pool (0.6 × heap)."""
+    limit — still hold more than the whole execution pool (0.6 × heap). Side by side at
+    2,000 events/s, mean batch times were 0.79-0.96x with it, within the spread of single
+    runs (docs/benchmarks.md, 2026-11-25 12:14)."""
     target = max(64 * 1024, heap // 8192)
     return 1 << (target.bit_length() - 1)
 
