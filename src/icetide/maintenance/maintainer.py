@@ -159,9 +159,9 @@ class Maintainer:
                 "kept_for_consumers": len(ts)}
         if self.dry_run:
             return plan
-        result = actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
+        actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
             load_table(self.spark, ident), cutoff, policy.retain_last))
-        return {**plan, **result}
+        return plan
 
     def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
         jtable = load_table(self.spark, ident)
