@@ -127,13 +127,11 @@ def page_size(heap: int) -> int:
     Spark's own choice is up to 64 MiB (execution memory / cores / 16): every hash
     aggregation, sort and shuffle task of every micro-batch then allocates and zeroes at
     least one such ``long[]``, however few rows it holds, and G1 places each as a
-    humongous object straight into the old generation — on a 4 GiB driver in the soak of
-    2026-11-25, the old generation swung from 63 % to 99.9 % within a second and a
-    concurrent GC cycle started every 2-3 s. heap/8192 stays below half of G1's region
-    (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's page-table
-    limit — still hold more than the whole execution pool (0.6 × heap). Side by side at
-    2,000 events/s, mean batch times were 0.79-0.96x with it, within the spread of single
-    runs (docs/benchmarks.md, 2026-11-25 12:14)."""
+    humongous object straight into the old generation. heap/8192 stays below half of
+    G1's region (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's
+    page-table limit — still hold more than the whole execution pool (0.6 × heap). No
+    speed-up is measured yet (docs/benchmarks.md, 2026-11-25: small aggregations 460 vs
+    530 ms per pair, one run each)."""
     target = max(64 * 1024, heap // 8192)
     return 1 << (target.bit_length() - 1)
 

@@ -17,8 +17,8 @@ Known Tansu 0.6.0 limits (worked around or documented where they matter):
 * ``ListOffsets(latest)`` reports the base offset of the last record batch + 1, not the
   high watermark; :mod:`icetide.sources.kafka.planner` corrects it with a fetch;
 * no retention and no ``DeleteRecords`` (the request closes the connection), and every
-  offset look-up and fetch takes time in proportion to the record batches held (4 ms
-  with 2,000 batches, 55 ms with 30,000): fine for a demo or an hour, not for weeks
+  offset look-up and fetch takes time in proportion to the record batches held (5 ms
+  with 2,000 batches, 60 ms with 30,000): fine for a demo or an hour, not for weeks
   (docs/operations.md).
 """
 

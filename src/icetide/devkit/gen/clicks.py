@@ -178,12 +178,10 @@ def producer_config(bootstrap: str, properties: Mapping[str, str] | None = None)
 
     ``linger.ms`` 50: a paced generator (``rate``) otherwise sends a record batch every
     few milliseconds per partition. The embedded broker (Tansu, ``memory://``) keeps
-    every batch and its offset look-ups and fetches slow down with their number: in the
-    soak of 2026-11-25 (5,000 events/s, linger 5 ms) its CPU grew from 12 % of a core at
-    minute 10 to 62 % at minute 49 and fetches stalled at minute 60; watermarks took 4 ms
-    with 2,000 stored batches and 55 ms with 30,000 (docs/operations.md). After 40 s at
-    5,000 events/s on 4 partitions, the watermarks of all 4 took 14.2 ms with linger
-    5 ms and 2.8 ms with 50 ms; it adds at most 50 ms to an event's freshness."""
+    every batch and its offset look-ups and fetches slow down with their number
+    (docs/operations.md). After 40 s at 5,000 events/s on 4 partitions, the watermarks
+    of all 4 took 17.1 ms with linger 5 ms and 4.1 ms with 50 ms (docs/benchmarks.md,
+    2026-11-25 13:28); it adds at most 50 ms to an event's freshness."""
     conf: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "acks": "all",
