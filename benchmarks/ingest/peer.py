@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.sources.kafka.client import consumer_config
-from icetide.sources.kafka.planner import WatermarkClient
+from icetide.sources.kafka.watermarks import WatermarkClient
 
 ARROW_SCHEMA = pa.schema([
     ("webpageId", pa.int32()), ("uid", pa.string()), ("productId", pa.string()),

@@ -17,7 +17,7 @@ import orjson
 
 from icetide.errors import SourceError
 from icetide.sources.kafka.client import BULK_READ, consumer_config
-from icetide.sources.kafka.planner import WatermarkClient
+from icetide.sources.kafka.watermarks import WatermarkClient
 
 log = logging.getLogger(__name__)
 

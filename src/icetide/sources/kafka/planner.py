@@ -14,27 +14,24 @@ ranges ``[start, end)``:
 * the batch is capped at ``max_records`` in total, spread fairly (water-filling) over the
   partitions with data, so one busy partition cannot starve the others.
 
-The pure functions here need no broker; :class:`WatermarkClient` fetches watermarks with
-retries and exponential backoff (never skipping data: it waits for the broker).
+The functions here are pure and need no broker; :mod:`icetide.sources.kafka.watermarks`
+asks the broker for the watermarks.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from icetide.errors import OffsetOutOfRangeError, SourceError
-from icetide.sources.kafka.client import RetryPolicy, consumer_config, with_retry
 
 log = logging.getLogger(__name__)
 
 Policy = Literal["earliest", "latest", "fail"]
 Watermarks = Mapping[int, tuple[int, int]]  # partition → (low, high)
 _POLICIES = ("earliest", "latest", "fail")
-_OFFSET_INVALID = -1001  # librdkafka: watermark not known yet
 
 
 #: Reserved key of a position: the cluster id its offsets belong to.
@@ -251,111 +248,3 @@ def compute_lag(topic: str, position: Mapping[int, int], watermarks: Watermarks)
         for p, (low, high) in sorted(watermarks.items())
     }
     return {"topic": topic, "partitions": behind, "total": sum(behind.values())}
-
-
-class WatermarkClient:
-    """Lists a topic's partitions and their watermarks, retrying while the broker is away."""
-
-    def __init__(
-        self, topic: str, bootstrap: str, properties: Mapping[str, str] | None = None,
-        retry: RetryPolicy | None = None, request_timeout: float = 10.0,
-    ) -> None:
-        self.topic = topic
-        self.bootstrap = bootstrap
-        self.properties = dict(properties or {})
-        self.retry = retry or RetryPolicy()
-        self.request_timeout = request_timeout
-        self._consumer: Any = None
-        self.cluster_id: str | None = None  # learnt with the partitions
-
-    def _client(self) -> Any:
-        if self._consumer is None:
-            from confluent_kafka import Consumer
-
-            self._consumer = Consumer(consumer_config(self.bootstrap, self.properties,
-                                                      log_level=0))
-        return self._consumer
-
-    def watermarks(self, retry: RetryPolicy | None = None) -> dict[int, tuple[int, int]]:
-        """``{partition: (low, high)}`` for every partition of the topic."""
-        return with_retry(self._fetch, f"read watermarks of topic {self.topic!r}",
-                          self.bootstrap, retry or self.retry)
-
-    def _partitions(self) -> list[int]:
-        from confluent_kafka import KafkaError, KafkaException
-
-        meta = self._client().list_topics(self.topic, timeout=self.request_timeout)
-        self.cluster_id = meta.cluster_id
-        topic_meta = meta.topics.get(self.topic)
-        error = None if topic_meta is None else topic_meta.error
-        if topic_meta is None or (error is not None
-                                  and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
-            raise SourceError(
-                f"topic {self.topic!r} does not exist on {self.bootstrap}: create it "
-                "(`icetide gen clicks --topic NAME` creates it) or fix the topic name")
-        if error is not None:
-            raise KafkaException(error)
-        for part in topic_meta.partitions.values():
-            if part.error is not None:
-                raise KafkaException(part.error)
-        return sorted(topic_meta.partitions)
-
-    def _fetch(self) -> dict[int, tuple[int, int]]:
-        from confluent_kafka import KafkaException
-
-        try:
-            return self._fetched_highs(self._listed())
-        except KafkaException:
-            self.close()  # the next attempt connects afresh instead of waiting on backoff
-            raise
-
-    def _listed(self) -> dict[int, tuple[int, int]]:
-        from confluent_kafka import TopicPartition
-
-        client = self._client()
-        marks: dict[int, tuple[int, int]] = {}
-        for part in self._partitions():
-            low, high = client.get_watermark_offsets(
-                TopicPartition(self.topic, part), timeout=self.request_timeout, cached=False)
-            marks[part] = (low, high)
-        return marks
-
-    def _fetched_highs(self, marks: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
-        """Raise each high watermark to the one a Fetch response reports.
-
-        Tansu 0.6.0 answers ``ListOffsets(latest)`` with the last batch's base offset + 1,
-        which hides the tail of the log. A Fetch at that offset returns the true high
-        watermark (librdkafka caches it); with Kafka proper both agree, at the cost of
-        one short fetch per plan.
-        """
-        from confluent_kafka import Consumer, TopicPartition
-
-        # A fresh consumer: cached watermarks of an older assignment would be stale.
-        probe = Consumer(consumer_config(self.bootstrap, self.properties, **{
-            "fetch.wait.max.ms": 10, "queued.min.messages": 1,
-            "fetch.message.max.bytes": 65536, "log_level": 0}))
-        try:
-            probe.assign([TopicPartition(self.topic, p, h) for p, (_, h) in marks.items()])
-            pending = set(marks)
-            deadline = time.monotonic() + min(self.request_timeout, 2.0)
-            while pending and time.monotonic() < deadline:
-                probe.consume(1000, 0.02)
-                for part in list(pending):
-                    _, high = probe.get_watermark_offsets(TopicPartition(self.topic, part),
-                                                          cached=True)
-                    if high != _OFFSET_INVALID:
-                        pending.discard(part)
-                        low, listed = marks[part]
-                        marks[part] = (low, max(listed, high))
-            if pending:
-                log.debug("topic %r: no fetch answer for partitions %s; using ListOffsets",
-                          self.topic, sorted(pending))
-        finally:
-            probe.close()
-        return marks
-
-    def close(self) -> None:
-        """Close the consumer (reopened on next use)."""
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            consumer.close()

@@ -23,7 +23,6 @@ from icetide.sources.kafka.client import RetryPolicy, consumer_config, resolve_b
 from icetide.sources.kafka.planner import (
     CLUSTER_KEY,
     Policy,
-    WatermarkClient,
     compute_lag,
     encode_position,
     normalize_position,
@@ -32,6 +31,7 @@ from icetide.sources.kafka.planner import (
     position_cluster,
 )
 from icetide.sources.kafka.reader import DEFAULT_SLICE_SIZE, SliceReader, read_batch
+from icetide.sources.kafka.watermarks import WatermarkClient
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
