@@ -23,6 +23,7 @@ from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.business import BusinessOptions, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.runtime.metastore.service import stop_metastore
+from icetide.sources.kafka.watermarks import WatermarkClient
 
 TOPIC = "clicktopic"
 WARMUP_CLICKS = 2_000
@@ -122,16 +123,8 @@ def _probe_loop(bootstrap: str, stop: threading.Event, out: list[Probe]) -> None
         n += 1
 
 
-def _backlog(catalog: Any, bootstrap: str) -> int:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-lag"})
-    try:
-        parts = consumer.list_topics(TOPIC, timeout=5).topics[TOPIC].partitions
-        high = {p: consumer.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=5)[1]
-                for p in parts}
-    finally:
-        consumer.close()
+def _backlog(catalog: Any, client: WatermarkClient) -> int:
+    high = {p: h for p, (_, h) in client.watermarks().items()}
     done = commits(catalog, *ODS)
     (end,) = done[-1].end.values() if done else ({},)
     return sum(h - int(end.get(str(p), 0)) for p, h in high.items())
@@ -215,14 +208,15 @@ def _produce(catalog: Any, bs: str, shop: Any, load: Load, sampler: Sampler | No
     ]
     for worker in workers:
         worker.start()
-    began = time.monotonic()
+    began, marks = time.monotonic(), WatermarkClient(TOPIC, bs)
     while time.monotonic() - began < load.seconds:
         time.sleep(10)
-        result.backlog.append(_backlog(catalog, bs))
+        result.backlog.append(_backlog(catalog, marks))
         if sampler is not None:
             sampler(catalog, time.monotonic() - began, result)
     stop.set()
     for worker in workers:
         worker.join()
+    marks.close()
     result.clicks = WARMUP_CLICKS + sum(r.valid for r in reports) + len(result.probes)
     return result
