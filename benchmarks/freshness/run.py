@@ -208,15 +208,18 @@ def _produce(catalog: Any, bs: str, shop: Any, load: Load, sampler: Sampler | No
     ]
     for worker in workers:
         worker.start()
-    began, marks = time.monotonic(), WatermarkClient(TOPIC, bs)
-    while time.monotonic() - began < load.seconds:
-        time.sleep(10)
-        result.backlog.append(_backlog(catalog, marks))
-        if sampler is not None:
-            sampler(catalog, time.monotonic() - began, result)
+    marks = WatermarkClient(TOPIC, bs)
+    began = time.monotonic()
+    try:
+        while time.monotonic() - began < load.seconds:
+            time.sleep(10)
+            result.backlog.append(_backlog(catalog, marks))
+            if sampler is not None:
+                sampler(catalog, time.monotonic() - began, result)
+    finally:
+        marks.close()
     stop.set()
     for worker in workers:
         worker.join()
-    marks.close()
     result.clicks = WARMUP_CLICKS + sum(r.valid for r in reports) + len(result.probes)
     return result

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from icetide.errors import SourceError
@@ -109,13 +110,11 @@ class WatermarkClient:
 
     def _tail(self, parts: list[int]) -> dict[int, tuple[int, int]] | None:
         """Watermarks from a fetch past the end; ``None`` when the broker refuses it."""
-        from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
         refused = {KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET}
-        probe = Consumer(consumer_config(self.bootstrap, self.properties, **_PROBE))
-        try:
-            probe.assign([TopicPartition(self.topic, p, _FAR) for p in parts])
-            marks: dict[int, tuple[int, int]] = {}
+        marks: dict[int, tuple[int, int]] = {}
+        with self._probe({p: _FAR for p in parts}) as probe:
             deadline = time.monotonic() + self.request_timeout
             while len(marks) < len(parts) and time.monotonic() < deadline:
                 for msg in probe.consume(1000, 0.02):
@@ -130,8 +129,6 @@ class WatermarkClient:
                                                             cached=True)
                     if _OFFSET_INVALID not in (low, high):
                         marks[part] = (low, high)
-        finally:
-            probe.close()
         return self._tail_result(parts, marks)
 
     def _tail_result(
@@ -168,12 +165,9 @@ class WatermarkClient:
         (Tansu does); a Fetch there returns the true high watermark (librdkafka caches
         it). With Kafka proper both agree, at the cost of one short fetch per plan.
         """
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
-        # A fresh consumer: cached watermarks of an older assignment would be stale.
-        probe = Consumer(consumer_config(self.bootstrap, self.properties, **_PROBE))
-        try:
-            probe.assign([TopicPartition(self.topic, p, h) for p, (_, h) in marks.items()])
+        with self._probe({p: h for p, (_, h) in marks.items()}) as probe:
             pending = set(marks)
             deadline = time.monotonic() + min(self.request_timeout, 2.0)
             while pending and time.monotonic() < deadline:
@@ -188,9 +182,21 @@ class WatermarkClient:
             if pending:
                 log.debug("topic %r: no fetch answer for partitions %s; using ListOffsets",
                           self.topic, sorted(pending))
+        return marks
+
+    @contextmanager
+    def _probe(self, offsets: Mapping[int, int]) -> Iterator[Any]:
+        """A fresh consumer fetching each partition at ``offsets[partition]``.
+
+        Fresh, because cached watermarks of an older assignment would be stale."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        probe = Consumer(consumer_config(self.bootstrap, self.properties, **_PROBE))
+        try:
+            probe.assign([TopicPartition(self.topic, p, o) for p, o in offsets.items()])
+            yield probe
         finally:
             probe.close()
-        return marks
 
     def close(self) -> None:
         """Close the consumer (reopened on next use)."""
