@@ -30,12 +30,28 @@ MAX_ANCESTORS = 10_000
 
 
 def load_table(spark: SparkSession, ident: str) -> Any:
-    """The Java Iceberg ``Table`` for ``catalog.db.table`` (refreshed)."""
+    """The Java Iceberg ``Table`` for ``catalog.db.table``, current as of this call.
+
+    A catalog without a table cache (``cache-enabled=false``, icetide's default) loads
+    the table afresh, so it is not refreshed again: on a Hive catalog each refresh is
+    one more ``get_table`` call to the metastore (measured: 2 calls took 11 ms of the
+    metastore's CPU, 1 call 5 ms; docs/benchmarks.md). A caching catalog may return a
+    stale table, which is refreshed."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, ident)
-    table.refresh()
+    if _caches_tables(spark, ident):
+        table.refresh()
     return table
+
+
+def _caches_tables(spark: SparkSession, ident: str) -> bool:
+    """Whether the catalog of ``ident`` may hand out a stale table: unless its conf says
+    ``cache-enabled=false`` (Iceberg's default is to cache)."""
+    parts = ident.split(".")
+    catalog = parts[0] if len(parts) > 2 else spark.conf.get("spark.sql.defaultCatalog", "")
+    setting = spark.conf.get(f"spark.sql.catalog.{catalog}.cache-enabled", "true") or "true"
+    return setting.strip().lower() != "false"
 
 
 def read_metadata(spark: SparkSession, ident: str) -> TableMetadata:
