@@ -18,7 +18,6 @@ docs/benchmarks.md. Run it on a quiet machine; it takes about a minute.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 
@@ -26,6 +25,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from benchmarks.cpu import cpu_seconds
 from benchmarks.report import append_section
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.sources.kafka.watermarks import Method, WatermarkClient
@@ -45,12 +45,6 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _fill(producer: Producer, partitions: int, batches: int, size: int) -> None:
     """``batches`` record batches of ``size`` messages on every partition."""
     for _ in range(batches):
@@ -64,11 +58,11 @@ def _time(
     client: WatermarkClient, pid: int, calls: int
 ) -> tuple[float, float, dict[int, tuple[int, int]]]:
     marks = client.watermarks()
-    cpu0, wall0 = _cpu_seconds(pid), time.perf_counter()
+    cpu0, wall0 = cpu_seconds(pid), time.perf_counter()
     for _ in range(calls):
         marks = client.watermarks()
     wall = (time.perf_counter() - wall0) / calls * 1000
-    return wall, (_cpu_seconds(pid) - cpu0) / calls * 1000, marks
+    return wall, (cpu_seconds(pid) - cpu0) / calls * 1000, marks
 
 
 def run(args: argparse.Namespace) -> str:

@@ -70,6 +70,19 @@ def _minutes(r: RunResult) -> str:
     return "\n".join(rows)
 
 
+def _cpu(runs: list[tuple[str, RunResult]]) -> str:
+    """CPU per process over the measured window, in cores (2 = the whole machine)."""
+    roles = ("pipeline", "metastore", "broker", "harness")
+    rows = ["CPU over the measured window, cores (pipeline: its driver, Spark JVM and "
+            "workers; harness: click, probe and business-update generators):\n",
+            "| run | " + " | ".join(roles) + " |", "| --- |" + " ---: |" * len(roles)]
+    for label, r in runs:
+        cells = [f"{r.cpu.get(role, 0.0) / r.window_s:.2f}" if r.window_s else "-"
+                 for role in roles]
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def _keep_log(home: Path, into: Path | None, label: str) -> None:
     if into is not None:
         keep_log(home, into / f"{label}.log")
@@ -95,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
             "| run | probes | ODS | DWD | DWS | Kafka backlog over the run (events) |\n"
             "| --- | ---: | ---: | ---: | ---: | --- |\n"
             + "\n".join(_row(label, r) for label, r in runs)
+            + "\n\n" + _cpu(runs)
             + "\n\nPer minute (" + runs[-1][0] + "):\n\n" + _minutes(runs[-1][1]) + "\n")
     print(body)
     if not a.no_doc:

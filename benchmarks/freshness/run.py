@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cpu import CpuMeter, descendants
 from benchmarks.freshness.trace import ODS, Probe, commits, freshness
 from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.broker import EmbeddedBroker
@@ -59,6 +60,9 @@ class RunResult:
     backlog: list[int] = field(default_factory=list)  # every 10 s: produced − in ODS
     clicks: int = 0  # valid clicks produced (warm-up and probes included)
     checks: list[Any] = field(default_factory=list)  # reconciliation, when asked for
+    #: CPU seconds per process role over the measured window (benchmarks.cpu).
+    cpu: dict[str, float] = field(default_factory=dict)
+    window_s: float = 0.0  # the measured window's wall seconds
 
 
 def _settings(home: Path, bootstrap: str) -> Settings:
@@ -174,7 +178,11 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                 os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
                 catalog = pyiceberg_catalog(settings)
                 _wait_for_layers(catalog, proc)
+                meter = _meter(settings, proc, broker)
+                began = time.monotonic()
+                meter.start()
                 result = _produce(catalog, bs, shop, load, sampler)
+                result.cpu, result.window_s = meter.stop(), time.monotonic() - began
                 _drain(catalog, result.probes)
                 result.freshness = freshness(catalog, result.probes)
                 if finish is not None:
@@ -183,6 +191,19 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                 result.checks = _reconcile(settings, shop, src, load, result.clicks)
         stop_metastore(settings)  # the pipeline started the home's catalog service
     return result
+
+
+def _meter(settings: Settings, proc: subprocess.Popen[bytes], broker: EmbeddedBroker
+           ) -> CpuMeter:
+    """The pipeline process tree, the home's metastore service and the broker."""
+    from icetide.runtime.metastore.service import running
+
+    def metastore() -> list[int]:
+        state = running(settings)
+        return [state.pid] if state is not None else []
+
+    return CpuMeter({"pipeline": lambda: descendants(proc.pid), "metastore": metastore,
+                     "broker": lambda: [broker.pid] if broker.pid else []})
 
 
 def _reconcile(settings: Settings, shop: Any, src: Path, load: Load, clicks: int) -> list[Any]:

@@ -1,0 +1,39 @@
+"""benchmarks.cpu: CPU seconds per process role, from /proc."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from benchmarks.cpu import CpuMeter, cpu_seconds, descendants
+
+BUSY = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\n" \
+       "time.sleep(30)"
+
+
+def test_a_busy_child_is_found_below_its_parent_and_its_cpu_counted() -> None:
+    shell = subprocess.Popen(["/bin/sh", "-c", f"{sys.executable} -c '{BUSY}'; :"])
+    try:
+        meter = CpuMeter({"tree": lambda: descendants(shell.pid), "none": lambda: []})
+        meter.start()
+        for _ in range(100):  # until the grandchild has burnt its 0.4 s
+            kids = descendants(shell.pid)
+            if len(kids) == 2 and cpu_seconds(kids[1]) >= 0.4:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        used = meter.stop()
+        assert len(descendants(shell.pid)) == 2
+        assert 0.3 <= used["tree"] < 5
+        assert used["none"] == 0
+        assert used["harness"] >= 0
+    finally:
+        for pid in reversed(descendants(shell.pid)):
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+        shell.wait()
+
+
+def test_a_gone_process_counts_nothing() -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert cpu_seconds(gone.pid) == 0.0
+    assert descendants(gone.pid) == [gone.pid]
