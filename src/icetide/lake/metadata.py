@@ -11,6 +11,7 @@ once and parses it here.
 from __future__ import annotations
 
 import gzip
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,16 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
     """
     current = table.operations().current()
     location = str(current.metadataFileLocation() or "")
+    known = _LATEST.get(location)
+    if known is not None:
+        return known
+    parsed = _parse(spark, current, location)
+    if location:
+        _LATEST.put(location, parsed)
+    return parsed
+
+
+def _parse(spark: SparkSession, current: Any, location: str) -> TableMetadata:
     local = local_path(location) if location else None
     if local is not None:
         try:
@@ -110,6 +121,31 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
         except FileNotFoundError:  # replaced meanwhile: what the JVM holds is current
             pass
     return parse_metadata(_fetch_json(spark, current))
+
+
+class _LatestPerTable:
+    """The newest parsed ``metadata.json`` of each table, by the file's location.
+
+    A metadata file is never rewritten (every commit writes a new one), so a location
+    read before parses to the same metadata: a flow reads its target's and its inputs'
+    markers several times per batch and between commits, and only the first read of a
+    version parses it. One entry per table (its metadata folder) bounds the memory."""
+
+    def __init__(self) -> None:
+        self._by_folder: dict[str, tuple[str, TableMetadata]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, location: str) -> TableMetadata | None:
+        with self._lock:
+            entry = self._by_folder.get(location.rsplit("/", 1)[0])
+        return entry[1] if entry is not None and entry[0] == location else None
+
+    def put(self, location: str, parsed: TableMetadata) -> None:
+        with self._lock:
+            self._by_folder[location.rsplit("/", 1)[0]] = (location, parsed)
+
+
+_LATEST = _LatestPerTable()
 
 
 def local_path(location: str) -> Path | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from icetide.lake.metadata import parse_metadata
+from icetide.lake.metadata import TableMetadata, _LatestPerTable, parse_metadata
 
 
 def _doc(current: int | None, snapshots: list[dict[str, object]]) -> bytes:
@@ -47,3 +47,19 @@ def test_an_empty_table_has_no_current_snapshot() -> None:
         assert meta.current is None
         assert list(meta.ancestors()) == []
     assert list(parse_metadata(_doc(None, [])).ancestors(123)) == []
+
+
+def test_a_metadata_version_is_parsed_once_and_a_newer_one_replaces_it() -> None:
+    latest = _LatestPerTable()
+    folder = "file:/w/db/t/metadata"
+    v1, v2 = f"{folder}/00001-a.metadata.json", f"{folder}/00002-b.metadata.json"
+    other = "file:/w/db/u/metadata/00001-c.metadata.json"
+    assert latest.get(v1) is None
+    first, second, third = TableMetadata(1), TableMetadata(2), TableMetadata(3)
+    latest.put(v1, first)
+    latest.put(other, third)
+    assert latest.get(v1) is first
+    latest.put(v2, second)
+    assert latest.get(v2) is second
+    assert latest.get(v1) is None  # one entry per table: the older version is gone
+    assert latest.get(other) is third
