@@ -56,6 +56,11 @@ logger.fairpools.level = error
 # retried by Iceberg with a stack trace at WARN; only the final failure matters (raised)
 logger.icebergtasks.name = org.apache.iceberg.util.Tasks
 logger.icebergtasks.level = error
+# a compaction's commit group that loses that race is dropped by Iceberg (partial progress)
+# with an ERROR and a stack trace; the pass reports what it rewrote and the next one
+# retries (maintenance/actions.py): the trace said nothing to a user but "failure"
+logger.icebergcommits.name = org.apache.iceberg.actions.BaseCommitService
+logger.icebergcommits.level = fatal
 # a batch's source rows are persisted once and reused: "Asked to cache already cached data"
 logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
 logger.cachemanager.level = error
