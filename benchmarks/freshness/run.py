@@ -198,11 +198,14 @@ def _meter(settings: Settings, proc: subprocess.Popen[bytes], broker: EmbeddedBr
     """The pipeline process tree, the home's metastore service and the broker."""
     from icetide.runtime.metastore.service import running
 
-    def metastore() -> list[int]:
+    def metastore() -> list[int]:  # the service's Python process and its JVM
         state = running(settings)
-        return [state.pid] if state is not None else []
+        return descendants(state.pid) if state is not None else []
 
-    return CpuMeter({"pipeline": lambda: descendants(proc.pid), "metastore": metastore,
+    def pipeline() -> list[int]:  # the pipeline started the service: not its share
+        return sorted(set(descendants(proc.pid)) - set(metastore()))
+
+    return CpuMeter({"pipeline": pipeline, "metastore": metastore,
                      "broker": lambda: [broker.pid] if broker.pid else []})
 
 
