@@ -34,9 +34,9 @@ def load_table(spark: SparkSession, ident: str) -> Any:
 
     A catalog without a table cache (``cache-enabled=false``, icetide's default) loads
     the table afresh, so it is not refreshed again: on a Hive catalog each refresh is
-    one more ``get_table`` call to the metastore (measured: 2 calls took 11 ms of the
-    metastore's CPU, 1 call 5 ms; docs/benchmarks.md). A caching catalog may return a
-    stale table, which is refreshed."""
+    one more ``get_table`` call to the metastore (a look-up took 10.4 ms of the service's
+    CPU with the refresh, 7.6 ms without; docs/benchmarks.md, 2026-11-25 18:16). A
+    caching catalog may return a stale table, which is refreshed."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, ident)
