@@ -104,12 +104,13 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
     """
     current = table.operations().current()
     location = str(current.metadataFileLocation() or "")
-    known = _LATEST.get(location)
+    version = (location, str(current.uuid()))
+    known = _LATEST.get(version)
     if known is not None:
         return known
     parsed = _parse(spark, current, location)
     if location:
-        _LATEST.put(location, parsed)
+        _LATEST.put(version, parsed)
     return parsed
 
 
@@ -123,26 +124,32 @@ def _parse(spark: SparkSession, current: Any, location: str) -> TableMetadata:
     return parse_metadata(_fetch_json(spark, current))
 
 
-class _LatestPerTable:
-    """The newest parsed ``metadata.json`` of each table, by the file's location.
+#: A metadata version: its file's location and the table's UUID.
+Version = tuple[str, str]
 
-    A metadata file is never rewritten (every commit writes a new one), so a location
+
+class _LatestPerTable:
+    """The newest parsed ``metadata.json`` of each table, by version.
+
+    A table never rewrites a metadata file (every commit writes a new one), so a version
     read before parses to the same metadata: a flow reads its target's and its inputs'
     markers several times per batch and between commits, and only the first read of a
-    version parses it. One entry per table (its metadata folder) bounds the memory."""
+    version parses it. The table's UUID is part of the version: a table dropped and
+    created again at the same place restarts a Hadoop catalog's ``v1.metadata.json``.
+    One entry per metadata folder (a table) bounds the memory."""
 
     def __init__(self) -> None:
-        self._by_folder: dict[str, tuple[str, TableMetadata]] = {}
+        self._by_folder: dict[str, tuple[Version, TableMetadata]] = {}
         self._lock = threading.Lock()
 
-    def get(self, location: str) -> TableMetadata | None:
+    def get(self, version: Version) -> TableMetadata | None:
         with self._lock:
-            entry = self._by_folder.get(location.rsplit("/", 1)[0])
-        return entry[1] if entry is not None and entry[0] == location else None
+            entry = self._by_folder.get(version[0].rsplit("/", 1)[0])
+        return entry[1] if entry is not None and entry[0] == version else None
 
-    def put(self, location: str, parsed: TableMetadata) -> None:
+    def put(self, version: Version, parsed: TableMetadata) -> None:
         with self._lock:
-            self._by_folder[location.rsplit("/", 1)[0]] = (location, parsed)
+            self._by_folder[version[0].rsplit("/", 1)[0]] = (version, parsed)
 
 
 _LATEST = _LatestPerTable()

@@ -6,6 +6,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.lake import commit
+from icetide.model.markers import Marker
 
 pytestmark = pytest.mark.spark
 
@@ -27,3 +28,17 @@ def test_only_a_catalog_that_may_cache_tables_is_refreshed(spark: SparkSession) 
     assert not commit._caches_tables(spark, "lake.loadtest.t")
     assert not commit._caches_tables(spark, "loadtest.t")  # the default catalog: lake
     assert commit._caches_tables(spark, "elsewhere.db.t")  # Iceberg's default: cached
+
+
+def test_a_table_dropped_and_created_again_is_read_afresh(spark: SparkSession) -> None:
+    """A Hadoop catalog restarts at v1.metadata.json: the new table's v2 must not be
+    served from what was parsed of the old table's v2."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.loadtest")
+    ident = "lake.loadtest.again"
+    for flow in ("old", "new"):
+        spark.sql(f"DROP TABLE IF EXISTS {ident} PURGE")
+        spark.sql(f"CREATE TABLE {ident} (id int) USING iceberg")  # v1
+        commit.append(spark.createDataFrame([(1,)], "id int"), ident,
+                      Marker(flow, {"p": 0}, {"p": 1}, rows=1).to_summary())  # v2
+        assert commit.last_marker(spark, ident, flow) is not None
+    assert commit.last_marker(spark, ident, "old") is None

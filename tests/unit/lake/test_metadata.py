@@ -52,8 +52,8 @@ def test_an_empty_table_has_no_current_snapshot() -> None:
 def test_a_metadata_version_is_parsed_once_and_a_newer_one_replaces_it() -> None:
     latest = _LatestPerTable()
     folder = "file:/w/db/t/metadata"
-    v1, v2 = f"{folder}/00001-a.metadata.json", f"{folder}/00002-b.metadata.json"
-    other = "file:/w/db/u/metadata/00001-c.metadata.json"
+    v1, v2 = (f"{folder}/v1.metadata.json", "uuid-t"), (f"{folder}/v2.metadata.json", "uuid-t")
+    other = ("file:/w/db/u/metadata/v1.metadata.json", "uuid-u")
     assert latest.get(v1) is None
     first, second, third = TableMetadata(1), TableMetadata(2), TableMetadata(3)
     latest.put(v1, first)
@@ -63,3 +63,5 @@ def test_a_metadata_version_is_parsed_once_and_a_newer_one_replaces_it() -> None
     assert latest.get(v2) is second
     assert latest.get(v1) is None  # one entry per table: the older version is gone
     assert latest.get(other) is third
+    recreated = (f"{folder}/v1.metadata.json", "uuid-t2")  # dropped, created again
+    assert latest.get(recreated) is None
