@@ -6,7 +6,9 @@ CDC from a private MariaDB with business updates flowing (2 changes/s), clicks p
 the time from producing it to the commit that made it visible in ODS
 (``ods_behavior.clickevent``), DWD (``dwd.click_wide``) and DWS (``dws.product_views``),
 traced through the flows' markers (:mod:`benchmarks.freshness.trace`). The Kafka backlog
-(produced − committed to ODS) is sampled every 10 s, to show whether it grows.
+(produced − committed to ODS) is sampled every 10 s, to show whether it grows, and the
+CPU each process took over the measured window is reported in cores (the pipeline, the
+metastore service, the broker, the harness's generators: :mod:`benchmarks.cpu`).
 
 ``--compare DIR`` first runs the same measurement with the pipeline process on another
 checkout's ``src`` and ``examples/clickstream`` (e.g. a worktree of the commit before the
