@@ -53,6 +53,9 @@ BUSINESS_RATE = 5.0
 #: What the restarts had to do (counted in the run logs, printed): finish a batch whose
 #: side table (changelog, dead letters) committed before the kill; retry a failed batch.
 RESTART_WORK = ("finishing half-committed batch", "batch failed")
+#: Tables whose commits between the kills show that the kills interrupted running work.
+KILLED_TABLES = ("ods_behavior.clickevent", "dim_db.products", "dwd.click_wide",
+                 "dws.product_user", "dws.product_views")
 
 
 @pytest.fixture()
@@ -142,7 +145,7 @@ def test_kill9_whole_pipeline_equals_recomputation(
             kills = _kill_cycles(env, tmp_path, producers)
         finally:
             clicks, changes = producers.finish()
-        during_kills = commits(spark, f"{cat}.ods_behavior.clickevent")
+        during_kills = {t: commits(spark, f"{cat}.{t}") for t in KILLED_TABLES}
         killed_at = time.monotonic()
         drain(env, "--conf", "clickstream.dims=cdc")
     print(f"\nkills: {kills}, clicks: {clicks.valid} valid + {clicks.malformed} malformed, "
@@ -150,7 +153,10 @@ def test_kill9_whole_pipeline_equals_recomputation(
           f"{killed_at - began:.0f}s, drain {time.monotonic() - killed_at:.0f}s; "
           f"{log_counts(sorted(tmp_path.glob('run-*.log')), *RESTART_WORK)}")
     assert kills >= KILLS
-    assert during_kills >= KILLS, "too few commits happened between the kills"
+    # each cycle was killed after some flow's commit (ANY_BATCH), which need not be ODS's:
+    # a cold JVM's first ODS batch takes longest, and the layers below commit first
+    assert sum(during_kills.values()) >= KILLS, f"too few commits between the kills: {during_kills}"
+    assert during_kills["ods_behavior.clickevent"] >= 1, "ODS never committed between kills"
     assert clicks.delivery_errors == 0
     assert changes.total >= 100 and all(changes.counts[k] for k in ("price", "level", "insert"))
     _check_ods(spark, cat, clicks)
