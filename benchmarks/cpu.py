@@ -36,12 +36,6 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def harness_seconds() -> float:
-    """CPU seconds of this process so far (its generator threads included)."""
-    times = os.times()
-    return times.user + times.system
-
-
 #: A role's processes, looked up at each reading (a pipeline's JVM starts late).
 Pids = Callable[[], list[int]]
 
@@ -55,20 +49,16 @@ class CpuMeter:
     def __init__(self, roles: Mapping[str, Pids]) -> None:
         self.roles = dict(roles)
         self._start: dict[str, dict[int, float]] = {}
-        self._harness = 0.0
 
     def _read(self) -> dict[str, dict[int, float]]:
         return {role: {pid: cpu_seconds(pid) for pid in pids()}
                 for role, pids in self.roles.items()}
 
     def start(self) -> None:
-        self._start, self._harness = self._read(), harness_seconds()
+        self._start = self._read()
 
     def stop(self) -> dict[str, float]:
-        """Seconds per role (and ``harness``) since :meth:`start`."""
-        now = self._read()
-        used = {role: sum(sec - self._start.get(role, {}).get(pid, 0.0)
+        """Seconds per role since :meth:`start`."""
+        return {role: sum(sec - self._start.get(role, {}).get(pid, 0.0)
                           for pid, sec in pids.items())
-                for role, pids in now.items()}
-        used["harness"] = harness_seconds() - self._harness
-        return used
+                for role, pids in self._read().items()}

@@ -195,18 +195,21 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
 
 def _meter(settings: Settings, proc: subprocess.Popen[bytes], broker: EmbeddedBroker
            ) -> CpuMeter:
-    """The pipeline process tree, the home's metastore service and the broker."""
+    """The pipeline process tree, the home's metastore service (its Python process and
+    JVM: the pipeline started it, so it is taken out of the pipeline's tree), the broker
+    and this harness process (its generator threads)."""
     from icetide.runtime.metastore.service import running
 
-    def metastore() -> list[int]:  # the service's Python process and its JVM
-        state = running(settings)
-        return descendants(state.pid) if state is not None else []
+    service = running(settings)  # up since the warm-up: its pid stays
+    service_pid = service.pid if service is not None else None
 
-    def pipeline() -> list[int]:  # the pipeline started the service: not its share
-        return sorted(set(descendants(proc.pid)) - set(metastore()))
+    def metastore() -> list[int]:
+        return descendants(service_pid) if service_pid is not None else []
 
-    return CpuMeter({"pipeline": pipeline, "metastore": metastore,
-                     "broker": lambda: [broker.pid] if broker.pid else []})
+    return CpuMeter({"pipeline": lambda: sorted(set(descendants(proc.pid)) - set(metastore())),
+                     "metastore": metastore,
+                     "broker": lambda: [broker.pid] if broker.pid else [],
+                     "harness": lambda: [os.getpid()]})
 
 
 def _reconcile(settings: Settings, shop: Any, src: Path, load: Load, clicks: int) -> list[Any]:
