@@ -37,12 +37,10 @@ JVM = Any
 PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 
 
-#: The service JVM compiles with C1 only and collects with one thread. Derby generates a
-#: class per SQL statement and the metastore is a light, steady load: C2 spent 21 s of
-#: CPU on it in the first 40 s of a demo run (the service took 0.8 of the 2 cores beside
-#: the pipeline). Measured on a fresh service, 300 then 600 table look-ups (2026-11-25,
-#: docs/benchmarks.md): start 13.0 → 5.4 CPU seconds, first 300 look-ups 15.3 → 5.8 s,
-#: then 21.2 → 10.4 ms of CPU per look-up.
+#: The service JVM compiles with C1 only and collects with one thread: Derby generates a
+#: class per SQL statement, and the stock JVM's C2 spends the service's first minutes
+#: recompiling them. A fresh service's start + first 300 table look-ups took 25.98 → 10.67
+#: CPU seconds, the next 600 20.10 → 11.18 ms each (docs/benchmarks.md, 2026-11-25 19:59).
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
