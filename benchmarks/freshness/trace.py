@@ -6,8 +6,9 @@ A probe is produced to Kafka; its delivery report gives its partition and offset
   the probe's offset made it visible — that commit's snapshot id and time;
 * DWD: the first ``click_wide`` commit whose marker end (an ODS snapshot id) is at or
   after that ODS snapshot (by sequence number);
-* DWS: likewise the first ``count_views`` commit on ``dws.product_views`` at or after
-  the DWD snapshot.
+* DWS: likewise the first commit on ``dws.product_views`` of the flow counting views
+  (``count_views_uv``; ``count_views`` before it also counted visitors) whose position
+  in ``dwd.click_wide`` is at or after the DWD snapshot.
 
 Markers are the flows' own exactly-once positions, so this is exact, costs only metadata
 reads, and is not fooled by compaction (a rewrite carries no marker and moves no
@@ -23,9 +24,10 @@ from typing import Any
 
 from icetide.model.markers import Marker
 
-ODS = ("ods_behavior.clickevent", "ods_behavior.clickevent")  # (table, flow)
-DWD = ("dwd.click_wide", "dwd.click_wide")
-DWS = ("dws.product_views", "dws.count_views")
+#: (table, flows): the marker commits of any of those flows on the table
+ODS = ("ods_behavior.clickevent", ("ods_behavior.clickevent",))
+DWD = ("dwd.click_wide", ("dwd.click_wide",))
+DWS = ("dws.product_views", ("dws.count_views_uv", "dws.count_views"))
 LAYERS = {"ODS": ODS, "DWD": DWD, "DWS": DWS}
 
 
@@ -44,14 +46,14 @@ class Commit:
     end: dict[str, Any]
 
 
-def commits(catalog: Any, table: str, flow: str) -> list[Commit]:
-    """The flow's marker commits on ``table``, oldest first (pyiceberg, no Spark)."""
+def commits(catalog: Any, table: str, flows: Sequence[str]) -> list[Commit]:
+    """The marker commits of ``flows`` on ``table``, oldest first (pyiceberg, no Spark)."""
     loaded = catalog.load_table(tuple(table.split(".")))
     found: list[Commit] = []
     for snap in loaded.metadata.snapshots:
         summary = snap.summary.additional_properties if snap.summary is not None else {}
         marker = Marker.from_summary(summary)
-        if marker is not None and marker.flow == flow:
+        if marker is not None and marker.flow in flows:
             found.append(Commit(snap.snapshot_id, snap.sequence_number or 0, snap.timestamp_ms,
                                 dict(marker.end)))
     return sorted(found, key=lambda c: c.sequence)
@@ -77,10 +79,11 @@ def ods_hits(ods: Sequence[Commit], probes: Sequence[Probe]) -> list[Commit | No
     return out
 
 
-def next_hits(upstream_seq: dict[int, int], downstream: Sequence[Commit],
+def next_hits(upstream: str, upstream_seq: dict[int, int], downstream: Sequence[Commit],
               hits: Sequence[Commit | None]) -> list[Commit | None]:
-    """Per upstream hit, the first downstream commit that read up to it or past it."""
-    reach = [_reached(upstream_seq, c) for c in downstream]
+    """Per upstream hit, the first downstream commit that read ``upstream`` (``db.table``)
+    up to it or past it."""
+    reach = [_reached(upstream, upstream_seq, c) for c in downstream]
     best = [max(reach[: i + 1]) for i in range(len(reach))]  # a marker never moves back
     out: list[Commit | None] = []
     for hit in hits:
@@ -92,8 +95,14 @@ def next_hits(upstream_seq: dict[int, int], downstream: Sequence[Commit],
     return out
 
 
-def _reached(upstream_seq: dict[int, int], commit: Commit) -> int:
-    (end,) = commit.end.values()
+def _reached(upstream: str, upstream_seq: dict[int, int], commit: Commit) -> int:
+    """The sequence number of the ``upstream`` snapshot the commit's position is at (-1:
+    none). A flow's position holds one entry per input, keyed ``iceberg:<catalog>.<db.table>``
+    (a changelog is its own input)."""
+    ends = [v for k, v in commit.end.items() if k.endswith(f".{upstream}")]
+    if len(ends) != 1:
+        return -1
+    (end,) = ends
     snapshot = end.get("snapshot") if isinstance(end, dict) else None
     return -1 if snapshot is None else upstream_seq.get(int(snapshot), -1)
 
@@ -101,8 +110,8 @@ def _reached(upstream_seq: dict[int, int], commit: Commit) -> int:
 def freshness(catalog: Any, probes: Sequence[Probe]) -> dict[str, list[float | None]]:
     """Per layer, per probe: seconds from produce to the commit that made it visible."""
     ods = ods_hits(commits(catalog, *ODS), probes)
-    dwd = next_hits(sequences(catalog, ODS[0]), commits(catalog, *DWD), ods)
-    dws = next_hits(sequences(catalog, DWD[0]), commits(catalog, *DWS), dwd)
+    dwd = next_hits(ODS[0], sequences(catalog, ODS[0]), commits(catalog, *DWD), ods)
+    dws = next_hits(DWD[0], sequences(catalog, DWD[0]), commits(catalog, *DWS), dwd)
     return {layer: [None if h is None else (h.committed_ms - p.produced_ms) / 1000
                     for h, p in zip(hits, probes, strict=True)]
             for layer, hits in (("ODS", ods), ("DWD", dwd), ("DWS", dws))}

@@ -6,7 +6,7 @@ new events:
 
 * ODS append — Kafka → ``ods_behavior.clickevent`` (+ dead letters);
 * DWD append with dimension joins — ``dwd.click_wide``;
-* DWS aggregation MERGE — ``dws.product_views`` (``count_views``);
+* DWS aggregation MERGE — ``dws.product_views`` (``count_views_uv``);
 * CDC MERGE — MariaDB ``user_db.products`` → ``dim_db.products`` (price updates).
 
 Per hop: the batch's wall time, its phases (``position``: marker reads = catalog and

@@ -24,7 +24,7 @@ TOPIC = "clicktopic"
 HOPS = {
     "ODS append (Kafka → clickevent)": "ods_behavior.clickevent",
     "DWD append + dimension joins": "dwd.click_wide",
-    "DWS aggregation MERGE (count_views)": "dws.count_views",
+    "DWS aggregation MERGE (count_views_uv)": "dws.count_views_uv",
     "CDC MERGE (products)": "dim_db.products",
 }
 PRODUCTS = tuple(str(i) for i in range(1, 10))  # the seed's productIds

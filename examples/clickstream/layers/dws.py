@@ -5,8 +5,8 @@
     pairs only (first-row never updates), so "how many new users did this batch bring to
     a product" is a plain count of the changelog rows.
 ``dws.product_views`` (aggregation)
-    Two flows fold into it: ``count_views`` adds each batch's click count per product
-    (``views = sum``), and ``count_uv`` adds the new pairs from ``product_user``'s
+    One flow with two inputs folds into it: ``count_views_uv`` adds each batch's click
+    count per product (``views = sum``) and the new pairs from ``product_user``'s
     changelog (``uv = sum``) — so ``uv`` is an exact distinct count maintained
     incrementally, with no HLL error and no re-scan of history. ``name`` and
     ``product_price`` are ``last_non_null``: the newest enrichment wins; the stored
@@ -62,27 +62,33 @@ dp.create_streaming_table(
 
 
 @dp.append_flow(target="dws.product_views")
-def count_views() -> DataFrame:
+def count_views_uv() -> DataFrame:
+    """Per product, the batch's clicks (``views``) and the users new to it (``uv``).
+
+    One flow with two inputs, each read from its own committed position: the new rows of
+    ``dwd.click_wide`` and the new ``+I`` rows of ``product_user``'s changelog. Both
+    counts land in one MERGE a batch; the sink folds the two rows of a product with the
+    table's aggregation engine (``views``/``uv`` summed, the enrichment of the newest
+    click kept). As two flows, views and visitors cost two MERGEs of this table per
+    click batch, the second waiting for the first (one writer at a time).
+    """
     clicks = dp.read_stream("dwd.click_wide")
-    return clicks.groupBy("productId").agg(
+    views = clicks.groupBy("productId").agg(
         F.max_by("name", "updateTime").alias("name"),
         F.max_by("product_price", "updateTime").cast(PRICE_TYPE).alias("product_price"),
         F.count(F.lit(1)).alias("views"),
         F.lit(0).cast("bigint").alias("uv"),
         F.max("updateTime").cast("bigint").alias("_seq"),
     )
-
-
-@dp.append_flow(target="dws.product_views")
-def count_uv() -> DataFrame:
     new_pairs = dp.read_stream("dws.product_user").where(F.col("_op") == "+I")
-    return new_pairs.groupBy("productId").agg(
+    visitors = new_pairs.groupBy("productId").agg(
         F.lit(None).cast("string").alias("name"),
         F.lit(None).cast(PRICE_TYPE).alias("product_price"),
         F.lit(0).cast("bigint").alias("views"),
         F.count(F.lit(1)).alias("uv"),
         F.lit(None).cast("bigint").alias("_seq"),
     )
+    return views.unionByName(visitors)
 
 
 @dp.table(

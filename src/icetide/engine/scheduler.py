@@ -292,7 +292,7 @@ class DagScheduler:
 
     def _pick(self, now: float, free: int) -> list[Slot]:
         """The ready slots to start, earliest deadline first; at most one batch per target
-        at a time. Two flows into one table (``count_views`` and ``count_uv``) would
+        at a time. Two flows into one table (``profile_activity`` and ``profile_member``) would
         commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
         started together, the second holds a worker idle while the first writes."""
         ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
