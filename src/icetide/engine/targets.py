@@ -2,7 +2,7 @@
 
 * append tables: format v2, fanout writes, the declared Iceberg partitioning;
 * primary-key tables: key columns NOT NULL and identifier fields, merge-on-read,
-  ``bucket(N, key)`` unless partitioning is declared, a merge engine
+  ``bucket(N, key)`` unless partitioning is declared (``partition_cols=[]``: none), a merge engine
   (default ``deduplicate``) and, with ``changelog=True``, ``<table>__changelog``.
 """
 
@@ -44,8 +44,13 @@ def event_time_column(table: TableSpec) -> str | None:
     return None
 
 
-def _partition_sql(table: TableSpec) -> list[str]:
-    if table.partition_cols or not table.primary_key:
+def partition_sql(table: TableSpec) -> list[str]:
+    """The table's Iceberg partition fields as DDL: the declared ones; for a primary-key
+    table that declares none, ``bucket(DEFAULT_BUCKETS, <first key column>)`` — unless it
+    declared ``partition_cols=[]``. Buckets bound what one MERGE reads of a large table;
+    a small table pays for them: each commit writes a file (and a delete file) per bucket
+    it touches, each MERGE and compaction opens them all."""
+    if table.partition_cols or not table.primary_key or table.unpartitioned:
         return [p.to_sql() for p in table.partition_cols]
     return [f"bucket({DEFAULT_BUCKETS}, {quote_ident(table.primary_key[0])})"]
 
@@ -64,7 +69,7 @@ def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
     event_col = event_time_column(table)
     if event_col:
         props[EVENT_TIME_PROPERTY] = event_col
-    spark.sql(create_table_sql(ident, stored, partition_sql=_partition_sql(table),
+    spark.sql(create_table_sql(ident, stored, partition_sql=partition_sql(table),
                                properties=props, comment=table.comment))
     if keys:
         fields = ", ".join(quote_ident(k) for k in keys)

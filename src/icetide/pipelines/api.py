@@ -120,6 +120,7 @@ def _build_table(
         comment=args.comment,
         schema=_schema_ddl(args.schema),
         partition_cols=parse_partition_cols(args.partition_cols),
+        unpartitioned=args.partition_cols is not None and len(args.partition_cols) == 0,
         cluster_by=columns_tuple(args.cluster_by, "cluster_by") or (),
         table_properties={**_str_dict(args.table_properties, "table_properties"),
                           **maintenance_properties(args.sort_order, args.maintenance)},
@@ -189,6 +190,8 @@ def table(
     """Declare a streaming table and its append flow (``@dp.table`` or ``@dp.table(...)``).
 
     ``partition_cols`` take Iceberg transforms (``"days(eventTime)"``, ``"bucket(16, id)"``);
+    a primary-key table without them is bucketed ``bucket(16, key)``, and ``[]`` declares
+    it unpartitioned (a small table: one file per commit, not one per bucket touched);
     ``freshness`` is the staleness target (``"10 seconds"``), ``freshness_warn`` an
     earlier warning threshold; ``merge_engine`` needs ``primary_key``. icetide's
     additions (keyword-only): ``sort_order`` (compaction's order: ``"ts DESC, id"`` or

@@ -163,6 +163,9 @@ class TableSpec:
     comment: str | None = None
     schema: str | None = None
     partition_cols: tuple[PartitionField, ...] = ()
+    #: ``partition_cols=[]`` was declared: no partitioning at all, not even a primary-key
+    #: table's default buckets (:func:`icetide.engine.targets.partition_sql`)
+    unpartitioned: bool = False
     cluster_by: tuple[str, ...] = ()
     table_properties: Mapping[str, str] = field(default_factory=dict, hash=False)
     primary_key: tuple[str, ...] | None = None

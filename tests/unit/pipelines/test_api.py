@@ -299,3 +299,15 @@ def test_unknown_attribute_and_merge_engine_forwarding() -> None:
     else:
         if hasattr(engines, "Aggregation"):
             assert dp.Aggregation is engines.Aggregation
+
+
+def test_an_empty_partition_cols_declares_a_table_unpartitioned(registry: GraphRegistry) -> None:
+    """``partition_cols=[]`` is a declaration (no partitioning at all); leaving it out
+    keeps the default (for a primary-key table, its buckets)."""
+    dp.create_streaming_table("db.small", primary_key=["id"], partition_cols=[])
+    dp.create_streaming_table("db.large", primary_key=["id"])
+    dp.create_streaming_table("db.days", partition_cols=["days(ts)"])
+    small, large, days = (registry.tables[f"db.{n}"] for n in ("small", "large", "days"))
+    assert (small.partition_cols, small.unpartitioned) == ((), True)
+    assert (large.partition_cols, large.unpartitioned) == ((), False)
+    assert (days.partition_cols, days.unpartitioned) == ((PartitionField("days", "ts"),), False)
