@@ -35,7 +35,7 @@ PRICE_TYPE = "decimal(10,4)"
 #: Per product, per (product, user), per user: tables of a few thousand rows. Declared
 #: unpartitioned instead of a primary-key table's default ``bucket(16, key)``: each commit
 #: then writes one data (and delete) file, not one per bucket touched, and every MERGE and
-#: compaction opens a few files instead of dozens. At 2,000 events/s this gave ~40 % more
+#: compaction opens a few files instead of dozens. At 2,000 events/s this took 39 % more
 #: click batches through the layers in the same time (docs/benchmarks.md, 2026-11-25 23:11).
 SMALL: list[str] = []
 
@@ -77,8 +77,10 @@ def count_views_uv() -> DataFrame:
     ``dwd.click_wide`` and the new ``+I`` rows of ``product_user``'s changelog. Both
     counts land in one MERGE a batch; the sink folds the two rows of a product with the
     table's aggregation engine (``views``/``uv`` summed, the enrichment of the newest
-    click kept). As two flows, views and visitors cost two MERGEs of this table per
-    click batch, the second waiting for the first (one writer at a time).
+    click kept). It runs again when either input commits; as two flows (``count_views``,
+    ``count_uv``) they ran a MERGE each per click batch, the second waiting for the first
+    (one writer per table): 258 worker-seconds against 234 in one 5-minute run at 2,000
+    events/s (docs/benchmarks.md, 2026-11-25 22:57).
     """
     clicks = dp.read_stream("dwd.click_wide")
     views = clicks.groupBy("productId").agg(
