@@ -6,12 +6,7 @@ A flow's next batch starts when one of its inputs may have new data:
   changelog, a materialized view's inputs) is started right after that flow commits — a
   click crosses ODS → DWD → DWS without waiting for each hop's next timer tick;
 * a flow with an external input (Kafka, a binlog, a table written elsewhere) is polled:
-  its batch plans nothing and returns when the source has nothing new;
-* a flow with two inputs where one is derived from the other (``count_views_uv`` reads
-  ``dwd.click_wide`` and ``product_user``'s changelog, which ``click_wide`` feeds) waits,
-  after the shared upstream commits, for the derived input's producer to end its batch —
-  at most one of that producer's hops — and then takes both in one batch: one MERGE
-  instead of two, and the views and visitors of one click batch land in one commit.
+  its batch plans nothing and returns when the source has nothing new.
 
 The trigger interval is a *minimum spacing* between one flow's batch starts, which bounds
 its commit rate; the freshness pacer (:mod:`icetide.engine.pacing`) turns a table's
@@ -99,9 +94,6 @@ class Slot:
     polls: bool
     downstream: list[Slot] = field(default_factory=list)
     upstream: list[Slot] = field(default_factory=list)
-    #: Producers whose input is derived from another of this flow's inputs: after a
-    #: commit upstream of both, a batch waits for them (see :meth:`hold_until`).
-    converges: list[Slot] = field(default_factory=list)
     #: The lake tables its commits write (target and side tables).
     writes: frozenset[str] = frozenset()
     #: The spacing bound: the last committed batch's start + ``spacing``.
@@ -109,7 +101,6 @@ class Slot:
     #: When the inputs are looked at again without a commit upstream.
     next_poll: float = 0.0
     dirty: bool = True  # an upstream flow committed since this flow's last batch started
-    dirty_at: float = 0.0  # when it last became dirty
     #: When the oldest input not yet taken by a batch arrived (``inf``: none known): for
     #: a polled source, its last batch start; for a consumer, the arrival its producer's
     #: committed batch carried. Priority counts from it (see :meth:`deadline`).
@@ -179,8 +170,7 @@ class Slot:
             return False
         if self.behind:
             return True
-        return (now >= self.next_start and (self.dirty or now >= self.next_poll)
-                and now >= self.hold_until())
+        return now >= self.next_start and (self.dirty or now >= self.next_poll)
 
     def wake_at(self) -> float:
         """When this slot becomes ready unless an upstream commit comes first."""
@@ -188,23 +178,7 @@ class Slot:
             return math.inf
         if self.behind:
             return 0.0
-        if self.dirty:
-            return max(self.next_start, self.hold_until())
-        return max(self.next_start, self.next_poll)
-
-    def hold_until(self) -> float:
-        """Until when a dirty batch waits for a converging producer that is running or
-        has input pending (``-inf``: it does not wait): at most one hop of the slowest
-        such producer from when this slot became dirty, so nothing waits for ever."""
-        waiting = [u for u in self.converges if u.running or u.dirty]
-        if not self.dirty or not waiting:
-            return -math.inf
-        return self.dirty_at + max(u.hop_s() for u in waiting)
-
-    def mark_dirty(self, now: float) -> None:
-        """An upstream flow committed."""
-        if not self.dirty:
-            self.dirty, self.dirty_at = True, now
+        return self.next_start if self.dirty else max(self.next_start, self.next_poll)
 
     def deadline(self) -> float:
         """Earliest deadline first: when its oldest pending input arrived (else when it
@@ -248,21 +222,6 @@ def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
             if producer is not None and producer is not slot and slot not in producer.downstream:
                 producer.downstream.append(slot)
                 slot.upstream.append(producer)
-    for slot in slots:
-        slot.converges = [u for u in slot.upstream
-                          if any(v is not u and v in ancestors(u) for v in slot.upstream)]
-
-
-def ancestors(slot: Slot) -> set[Slot]:
-    """Every slot upstream of ``slot``, transitively (cycles end where they close)."""
-    seen: set[Slot] = set()
-    todo = list(slot.upstream)
-    while todo:
-        up = todo.pop()
-        if up not in seen:
-            seen.add(up)
-            todo.extend(up.upstream)
-    return seen
 
 
 class DagScheduler:
@@ -396,7 +355,7 @@ class DagScheduler:
         slot.next_start = began + slot.spacing
         slot.next_poll = slot.next_start if slot.polls else now + slot.poll_gap()
         for consumer in slot.downstream:
-            consumer.mark_dirty(now)
+            consumer.dirty = True
             consumer.pending_since = min(consumer.pending_since, slot.batch_since)
         if self.on_batch is not None:
             self.on_batch(result)

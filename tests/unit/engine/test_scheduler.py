@@ -45,11 +45,10 @@ class _Table(Source[dict[str, Any]]):
 class _Loop(FlowLoop):
     """A flow loop whose n-th batch returns ``script(n)``; it records when each began."""
 
-    def __init__(self, name: str, reads: str | tuple[str, ...] | None, script: Script,
+    def __init__(self, name: str, reads: str | None, script: Script,
                  min_spacing: float = 0.0, target: str | None = None) -> None:
-        tables = [_Table(t) for t in reads] if isinstance(reads, tuple) else [_Table(reads)]
-        flow = Flow(name=name, target=target or f"lake.{name}",
-                    sources={src.key: src for src in tables},
+        src = _Table(reads)
+        flow = Flow(name=name, target=target or f"lake.{name}", sources={src.key: src},
                     transform=lambda ctx: None,  # type: ignore[arg-type,return-value]
                     min_spacing=min_spacing)
         super().__init__(None, flow, max_failures=2)  # type: ignore[arg-type]
@@ -134,57 +133,6 @@ def test_a_commit_starts_the_flows_downstream_at_once_not_at_their_spacing() -> 
     assert commits.get("c") == 1, "c never saw b's commit"
     assert c.starts[-1] - began < 3.0  # three hops, no 30 s trigger wait between them
     assert len(a.starts) == 1 or a.starts[1] - a.starts[0] >= 30.0  # a's spacing holds
-
-
-def _diamond(pairs_s: float, commits: dict[str, int]) -> tuple[list[Slot], list[dict[str, int]]]:
-    """dwd commits once; pairs (``pairs_s`` a batch) reads dwd; views reads dwd and pairs
-    and records what each of its batches saw."""
-    seen: list[dict[str, int]] = []
-
-    def dwd(n: int) -> BatchResult | None:
-        if n > 1:
-            return None
-        commits["dwd"] = 1
-        return _result("dwd")
-
-    def pairs(n: int) -> BatchResult | None:
-        time.sleep(pairs_s)
-        return _consumer("pairs", "dwd", commits)(1) if n == 1 else None
-
-    def views(n: int) -> BatchResult | None:
-        now = {k: commits.get(k, 0) for k in ("dwd", "pairs")}
-        if now == (seen[-1] if seen else {"dwd": 0, "pairs": 0}):
-            return None
-        seen.append(now)
-        return _result("views")
-
-    slots = [_slot(_Loop("dwd", None, dwd), 30.0),
-             _slot(_Loop("pairs", "lake.dwd", pairs), 30.0),
-             _slot(_Loop("views", ("lake.dwd", "lake.pairs"), views), 0.1)]
-    _chain(slots)
-    for consumer in slots[1:]:
-        consumer.dirty = False  # they have read everything: dwd's commit is what is new
-    return slots, seen
-
-
-def test_a_flow_waits_for_an_input_derived_from_its_other_input_and_takes_both_at_once() -> None:
-    commits: dict[str, int] = {}
-    slots, seen = _diamond(0.5, commits)
-    dwd, pairs, views = slots
-    assert views.converges == [pairs] and pairs.converges == [] and dwd.converges == []
-    _run(slots, until=lambda: commits.get("pairs", 0) >= 1 and bool(seen), seconds=5.0)
-    time.sleep(0.2)
-    assert seen == [{"dwd": 1, "pairs": 1}]  # one batch with both, not dwd's then pairs'
-
-
-def test_the_wait_for_a_converging_producer_is_at_most_one_of_its_hops() -> None:
-    commits: dict[str, int] = {}
-    slots, seen = _diamond(3.0, commits)
-    slots[1].pacer.planner.cost_s = 0.3  # pairs' hop: max(spacing, cost) + cost
-    slots[1].spacing = 0.3
-    _run(slots, until=lambda: len(seen) >= 2, seconds=6.0)
-    assert seen[0] == {"dwd": 1, "pairs": 0}  # it stopped waiting after 0.6 s
-    assert seen[1] == {"dwd": 1, "pairs": 1}
 
 
 def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None:
