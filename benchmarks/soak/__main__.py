@@ -7,14 +7,17 @@ minute it records, per main table, data files, delete files, metadata.json size 
 snapshots, and the time of ``SELECT count(*)`` and the seed's ``GROUP BY productId, name,
 product_price`` over ODS (icetide's DuckDB path); a minute later, that minute's ODS and
 DWS freshness p99 from its probes. Writes the per-minute table and a chart (PNG, needs
-the ``bench`` extra: matplotlib) to docs/benchmarks.md. Run it alone on a quiet machine.
+the ``bench`` extra: matplotlib; checked before the run, ``--no-chart`` to go without) to
+docs/benchmarks.md. Run it alone on a quiet machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +37,20 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--trigger", type=float, default=1.0,
                    help="minimum spacing between one flow's batches, seconds")
-    p.add_argument("--out", type=Path, default=DOC.parent / "img" / "soak.png",
-                   help="where the chart goes")
+    p.add_argument("--out", type=Path, default=None,
+                   help="where the chart goes (default: docs/img/soak-<date>.png, so the "
+                        "sections of earlier runs keep theirs)")
+    p.add_argument("--no-chart", action="store_true", help="no chart (no matplotlib needed)")
     p.add_argument("--keep-log", type=Path, default=Path("soak-pipeline.log"),
                    help="where the pipeline's log is copied at the end")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if not a.no_chart and importlib.util.find_spec("matplotlib") is None:
+        p.error("the chart needs matplotlib, which is not installed: run "
+                "`.venv/bin/pip install -e '.[bench]'` first, or pass --no-chart")
+    if a.out is None:
+        a.out = DOC.parent / "img" / f"soak-{datetime.now(UTC):%Y-%m-%d-%H%M}.png"
+    return a
 
 
 class Recorder:
@@ -88,7 +99,7 @@ def _checks(result: RunResult) -> str:
 
 def _report(rows: list[Minute], result: RunResult, a: argparse.Namespace) -> None:
     table = markdown_table(rows)
-    chart = draw(rows, a.out)
+    chart = None if a.no_chart else draw(rows, a.out)
     body = (f"Command: `python -m benchmarks.soak --minutes {a.minutes} --rate {a.rate:.0f} "
             f"--trigger {a.trigger:g}`\n\n{verdict(rows)}\n\n{_checks(result)}\n\nKafka "
             f"backlog every minute "

@@ -1,7 +1,13 @@
-"""The soak's verdict compares the first and last 10 minutes, worst and median minute."""
+"""The soak's verdict compares the first and last 10 minutes, worst and median minute; its
+chart needs matplotlib, checked before the hour, not after."""
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
+from benchmarks.soak.__main__ import _args
+from benchmarks.soak.__main__ import main as soak_main
 from benchmarks.soak.chart import verdict
 from benchmarks.soak.sample import Minute
 
@@ -23,3 +29,21 @@ def test_worst_and_median_minutes_of_both_windows() -> None:
 
 def test_too_short_a_run_says_so() -> None:
     assert verdict(minutes([10.0] * 5)) == "5 minutes: too short for the 10-minute comparisons."
+
+
+def test_a_missing_matplotlib_stops_the_soak_before_it_runs(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    with pytest.raises(SystemExit) as stopped:
+        soak_main(["--minutes", "1"])
+    assert stopped.value.code == 2
+    assert "pip install -e '.[bench]'" in capsys.readouterr().err
+    assert _args(["--no-chart"]).no_chart  # without a chart it may run
+
+
+def test_each_run_draws_its_own_chart_file() -> None:
+    out = _args([]).out
+    assert out.parent.name == "img" and out.name.startswith("soak-20")
+    assert _args(["--out", "x.png"]).out.name == "x.png"
