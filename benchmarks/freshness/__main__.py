@@ -13,12 +13,15 @@ metastore service, the broker, the harness's generators: :mod:`benchmarks.cpu`).
 ``--compare DIR`` first runs the same measurement with the pipeline process on another
 checkout's ``src`` and ``examples/clickstream`` (e.g. a worktree of the commit before the
 scheduler), so the report shows before → after from one session on the same machine.
+``--compare-trigger S`` does the same for a setting instead of a checkout: the first run
+uses a trigger interval (minimum spacing) of ``S`` seconds, the second ``--trigger``.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +42,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--compare", type=Path, default=None,
                    help="a checkout whose src/ runs the pipeline first, as 'before'")
+    p.add_argument("--compare-trigger", type=float, default=None, metavar="S",
+                   help="run first with trigger interval S (with --compare: on that checkout)")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     p.add_argument("--keep-logs", type=Path, default=None, metavar="DIR",
                    help="copy each run's pipeline log to DIR/<run>.log (where the time went)")
@@ -90,18 +95,31 @@ def _keep_log(home: Path, into: Path | None, label: str) -> None:
         keep_log(home, into / f"{label}.log")
 
 
+def _labels(a: argparse.Namespace) -> tuple[str, str]:
+    """Names of the first (compared) and second run."""
+    if a.compare_trigger is None:
+        return "before", "after"
+    now = f"trigger {a.trigger:g}s" if a.trigger else "trigger default"
+    return f"trigger {a.compare_trigger:g}s", now
+
+
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
     load = Load(a.rate, a.seconds, a.partitions, a.trigger)
+    first, second = _labels(a)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
-        if a.compare is not None:
-            runs.append(("before", measure(Path(tmp) / "before", load, a.compare / "src")))
+        if a.compare is not None or a.compare_trigger is not None:
+            checkout = a.compare if a.compare is not None else ROOT
+            before = replace(load, trigger=a.compare_trigger or a.trigger)
+            runs.append((first, measure(Path(tmp) / "before", before, checkout / "src")))
             _keep_log(Path(tmp) / "before", a.keep_logs, "before")
-        runs.append(("after" if runs else "this tree", measure(Path(tmp) / "after", load,
-                                                               ROOT / "src")))
+        runs.append((second if runs else "this tree", measure(Path(tmp) / "after", load,
+                                                              ROOT / "src")))
         _keep_log(Path(tmp) / "after", a.keep_logs, "after")
     trig = f" --trigger {a.trigger:g}" if a.trigger else ""
+    if a.compare_trigger is not None:
+        trig += f" --compare-trigger {a.compare_trigger:g}"
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
             f"{a.seconds:g}{trig} --partitions {a.partitions}"
             f"{' --compare <checkout>' if a.compare else ''}`\n\n"
