@@ -15,10 +15,8 @@ declared freshness into that spacing (``continuous``: the trigger interval,
 10 s count from the click, through ODS and DWD — so each flow is paced by its *budget*:
 its own target tightened by the targets downstream (less the hops below it), minus how
 stale its inputs already are (the hops above it). A flow with no target anywhere
-downstream runs on spare capacity: at most once per four of its batch durations, and —
-when other flows of the run do serve a target — in a background lane of its own, never on
-the workers the targeted flows need (see :data:`BACKGROUND_GAP_FACTOR`). A batch that was
-not caught up is followed at once. Ready flows run concurrently on
+downstream runs on spare capacity: at most once per four of its batch durations. A batch
+that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
 so one heavy batch does not starve the rest, and at most one batch per target table at a
 time (flows into one table commit in turn; a second would only hold a worker); among
@@ -68,12 +66,6 @@ UPKEEP_POOL = "maintenance"
 #: After a maintenance pass of d seconds the next starts no sooner than this × d later:
 #: upkeep takes at most 1/4 of the time, however many tables fall due at once.
 UPKEEP_GAP_FACTOR = 3.0
-#: Flows serving no freshness target (their table's or one downstream) run in one lane of
-#: their own when other flows serve one: started on a shared worker, a 1.4 s batch of
-#: ``user_activity`` made a DWS flow that became ready just after wait for its end. After
-#: a background batch of d seconds the lane starts the next no sooner than this × d
-#: later: together they take at most half of one core, however many there are.
-BACKGROUND_GAP_FACTOR = 1.0
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
 
@@ -243,9 +235,6 @@ class DagScheduler:
         self._upkeep_job: Future[None] | None = None
         self._upkeep_after = 0.0  # monotonic: no pass starts before (UPKEEP_GAP_FACTOR)
         self.slots = list(slots)
-        self.background = background_slots(self.slots)
-        self._lane_job: Future[None] | None = None
-        self._lane_after = 0.0  # monotonic: no background batch starts before (the gap)
         self.concurrency = max(1, concurrency)
         self.on_batch = on_batch
         self.on_error = on_error
@@ -256,7 +245,6 @@ class DagScheduler:
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool, \
-                ThreadPoolExecutor(1, thread_name_prefix="background") as lane, \
                 ThreadPoolExecutor(1, thread_name_prefix="upkeep") as upkeep_pool:
             running: list[Future[None]] = []
             while not stop.is_set() and not self._errors:
@@ -265,7 +253,6 @@ class DagScheduler:
                 for slot in self._pick(now, self.concurrency - len(running)):
                     slot.take(now)
                     running.append(pool.submit(self._batch, slot, stop))
-                self._background_batch(lane, now, stop)
                 self._maintain(upkeep_pool)
                 self._sleep(now)
             stop.set()
@@ -292,25 +279,6 @@ class DagScheduler:
                 self._upkeep_job = pool.submit(self._upkeep_one, table)
                 return
 
-    def _background_batch(self, lane: ThreadPoolExecutor, now: float,
-                          stop: threading.Event) -> None:
-        """Start the background flow with the earliest deadline when the lane is free and
-        its gap has passed (one batch at a time; at most one per target table)."""
-        if (self._lane_job is not None and not self._lane_job.done()) or now < self._lane_after:
-            return
-        picked = self._pick(now, 1, among=self.background)
-        if picked:
-            picked[0].take(now)
-            self._lane_job = lane.submit(self._lane_batch, picked[0], stop)
-
-    def _lane_batch(self, slot: Slot, stop: threading.Event) -> None:
-        began = time.monotonic()
-        try:
-            self._batch(slot, stop)
-        finally:
-            ended = time.monotonic()
-            self._lane_after = ended + BACKGROUND_GAP_FACTOR * (ended - began)
-
     def _upkeep_one(self, table: str) -> None:
         assert self.upkeep is not None
         if self.spark is not None:
@@ -322,16 +290,12 @@ class DagScheduler:
             ended = time.monotonic()
             self._upkeep_after = ended + UPKEEP_GAP_FACTOR * (ended - began)
 
-    def _pick(self, now: float, free: int, among: frozenset[Slot] | None = None
-              ) -> list[Slot]:
-        """The ready slots to start (``among`` those given, else the workers' flows: all but
-        the background ones), earliest deadline first; at most one batch per target at a
-        time. Two flows into one table (``profile_activity`` and ``profile_member``) would
+    def _pick(self, now: float, free: int) -> list[Slot]:
+        """The ready slots to start, earliest deadline first; at most one batch per target
+        at a time. Two flows into one table (``profile_activity`` and ``profile_member``) would
         commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
         started together, the second holds a worker idle while the first writes."""
-        pool = among if among is not None else [s for s in self.slots
-                                                if s not in self.background]
-        ready = sorted((s for s in pool if s.ready(now)), key=Slot.deadline)
+        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
         busy = {s.target for s in self.slots if s.running}
         picked: list[Slot] = []
         for slot in ready:
@@ -395,13 +359,6 @@ class DagScheduler:
             consumer.pending_since = min(consumer.pending_since, slot.batch_since)
         if self.on_batch is not None:
             self.on_batch(result)
-
-
-def background_slots(slots: Sequence[Slot]) -> frozenset[Slot]:
-    """The slots that serve no freshness target, when some other slot serves one (with no
-    target anywhere, every flow is equally urgent and all share the workers)."""
-    idle = frozenset(s for s in slots if s.serves() is None)
-    return idle if len(idle) < len(slots) else frozenset()
 
 
 def default_concurrency(cores: int | None) -> int:

@@ -12,14 +12,7 @@ from typing import Any
 import pytest
 
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
-from icetide.engine.scheduler import (
-    BACKGROUND_GAP_FACTOR,
-    UPKEEP_GAP_FACTOR,
-    DagScheduler,
-    Slot,
-    background_slots,
-    link,
-)
+from icetide.engine.scheduler import UPKEEP_GAP_FACTOR, DagScheduler, Slot, link
 from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
@@ -308,37 +301,6 @@ def test_a_flow_without_any_target_refreshes_on_spare_capacity() -> None:
     assert s["side"].next_spacing(None) == 4.0 * 3.0  # a quarter of one worker at most
     cheap = _costed("cheap", None, 0.1, None)
     assert cheap.next_spacing(None) == 2.0  # the trigger when that is longer
-
-
-def test_flows_serving_no_target_run_in_a_lane_of_their_own_beside_the_workers() -> None:
-    side_running, overlapped = threading.Event(), threading.Event()
-
-    def side(n: int) -> BatchResult | None:
-        side_running.set()
-        time.sleep(0.4)  # e.g. user_activity: no target on it or below it
-        side_running.clear()
-        return _result("side")
-
-    def ods(n: int) -> BatchResult | None:
-        if side_running.is_set():
-            overlapped.set()
-        time.sleep(0.05)
-        return _result("ods")
-
-    side_loop, ods_loop = _Loop("side", None, side), _Loop("ods", None, ods)
-    slots = [_slot(side_loop, 0.01), _slot(ods_loop, 0.05, target=0.1)]  # continuous
-    assert background_slots(slots) == {slots[0]}
-    _run(slots, until=lambda: len(side_loop.starts) >= 3, concurrency=1)
-    assert overlapped.is_set()  # the one worker ran ODS while the side flow was mid-batch
-    gaps = [b - a for a, b in zip(side_loop.starts, side_loop.starts[1:], strict=False)]
-    assert min(gaps) >= 0.4 * (1 + BACKGROUND_GAP_FACTOR) - 0.05  # the lane's gap
-
-
-def test_without_any_target_every_flow_shares_the_workers() -> None:
-    s = _layers()
-    assert background_slots(list(s.values())) == {s["side"]}
-    untargeted = [_costed(n, None, 1.0, None) for n in ("a", "b")]
-    assert background_slots(untargeted) == frozenset()
 
 
 def test_priority_follows_the_tightest_target_served_downstream() -> None:
