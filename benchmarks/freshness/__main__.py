@@ -14,7 +14,9 @@ metastore service, the broker, the harness's generators: :mod:`benchmarks.cpu`).
 checkout's ``src`` and ``examples/clickstream`` (e.g. a worktree of the commit before the
 scheduler), so the report shows before → after from one session on the same machine.
 ``--compare-trigger S`` does the same for a setting instead of a checkout: the first run
-uses a trigger interval (minimum spacing) of ``S`` seconds, the second ``--trigger``.
+uses a trigger interval (minimum spacing) of ``S`` seconds, the second ``--trigger``; and
+``--compare-env KEY=VALUE`` for the pipeline's environment (e.g.
+``ICETIDE_SPARK__SHUFFLE_PARTITIONS=2``), which ``--env`` sets for the second run.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="a checkout whose src/ runs the pipeline first, as 'before'")
     p.add_argument("--compare-trigger", type=float, default=None, metavar="S",
                    help="run first with trigger interval S (with --compare: on that checkout)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment of the (second) run's pipeline process (repeatable)")
+    p.add_argument("--compare-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="run first with this pipeline environment instead (repeatable)")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     p.add_argument("--keep-logs", type=Path, default=None, metavar="DIR",
                    help="copy each run's pipeline log to DIR/<run>.log (where the time went)")
@@ -95,8 +101,18 @@ def _keep_log(home: Path, into: Path | None, label: str) -> None:
         keep_log(home, into / f"{label}.log")
 
 
+def _env(items: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` items as a mapping; a malformed one stops the run before it starts."""
+    bad = [i for i in items if "=" not in i or not i.split("=", 1)[0]]
+    if bad:
+        raise SystemExit(f"--env/--compare-env {bad[0]!r}: write KEY=VALUE")
+    return dict(i.split("=", 1) for i in items)
+
+
 def _labels(a: argparse.Namespace) -> tuple[str, str]:
     """Names of the first (compared) and second run."""
+    if a.compare_env:
+        return " ".join(a.compare_env), " ".join(a.env) or "default environment"
     if a.compare_trigger is None:
         return "before", "after"
     now = f"trigger {a.trigger:g}s" if a.trigger else "trigger default"
@@ -106,12 +122,13 @@ def _labels(a: argparse.Namespace) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
-    load = Load(a.rate, a.seconds, a.partitions, a.trigger)
+    load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env))
     first, second = _labels(a)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
-        if a.compare is not None or a.compare_trigger is not None:
+        if a.compare is not None or a.compare_trigger is not None or a.compare_env:
             checkout = a.compare if a.compare is not None else ROOT
-            before = replace(load, trigger=a.compare_trigger or a.trigger)
+            before = replace(load, trigger=a.compare_trigger or a.trigger,
+                             env=_env(a.compare_env) if a.compare_env else load.env)
             runs.append((first, measure(Path(tmp) / "before", before, checkout / "src")))
             _keep_log(Path(tmp) / "before", a.keep_logs, "before")
         runs.append((second if runs else "this tree", measure(Path(tmp) / "after", load,
@@ -120,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     trig = f" --trigger {a.trigger:g}" if a.trigger else ""
     if a.compare_trigger is not None:
         trig += f" --compare-trigger {a.compare_trigger:g}"
+    trig += "".join(f" --env {e}" for e in a.env)
+    trig += "".join(f" --compare-env {e}" for e in a.compare_env)
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
             f"{a.seconds:g}{trig} --partitions {a.partitions}"
             f"{' --compare <checkout>' if a.compare else ''}`\n\n"
