@@ -122,7 +122,9 @@ class SparkConfig(_Section):
     master: str = "local[*]"
     app_name: str = "icetide"
     driver_memory: str = "2g"
-    shuffle_partitions: int = Field(default=4, ge=1)
+    #: ``spark.sql.shuffle.partitions``; default: 4, and on a ``local`` master no more
+    #: than its cores (see :func:`icetide.runtime.session.shuffle_partitions`)
+    shuffle_partitions: int | None = Field(default=None, ge=1)
     #: the address executors reach the driver at (default: 127.0.0.1 for local and
     #: loopback masters, else Spark's own choice); also the driver's bind address
     driver_host: str | None = None

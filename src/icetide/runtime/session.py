@@ -141,6 +141,37 @@ def page_size(heap: int) -> int:
     return 1 << (target.bit_length() - 1)
 
 
+#: Shuffle partitions when ``spark.shuffle_partitions`` is not set.
+DEFAULT_SHUFFLE_PARTITIONS = 4
+
+
+def local_cores(master: str, cpu_count: int | None = None) -> int | None:
+    """The task slots of a ``local`` master (``local[*]``: the machine's cores); ``None``
+    for any other master."""
+    found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master.strip())
+    if found is None:
+        return None
+    slots = found.group(1)
+    if slots is None:
+        return 1
+    return (cpu_count or os.cpu_count() or 1) if slots == "*" else int(slots)
+
+
+def shuffle_partitions(spark: SparkConfig, cpu_count: int | None = None) -> int:
+    """The configured count, else 4 — on a ``local`` master no more than its cores.
+
+    A micro-batch of a few thousand rows gains nothing from more shuffle tasks than
+    cores: each one more deserializes the plan and builds its projections (7.9 % and
+    4.8 % of the JVM's CPU samples at 2,000 events/s). On 2 cores, 2 partitions instead
+    of 4 made `count_views_uv` batches 1.43 → 1.13 s and DWS p99 10.69 → 9.21 s in one
+    side-by-side run (docs/benchmarks.md, 2026-11-26). Clusters keep 4 unless set
+    (docs/deploy.md: 2–3 × the executor cores)."""
+    if spark.shuffle_partitions is not None:
+        return spark.shuffle_partitions
+    cores = local_cores(spark.master, cpu_count)
+    return DEFAULT_SHUFFLE_PARTITIONS if cores is None else min(DEFAULT_SHUFFLE_PARTITIONS, cores)
+
+
 def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
     """Spark defaults for micro-batches on one machine (a ``local`` master); clusters keep
     Spark's own."""
@@ -172,7 +203,7 @@ def spark_conf(
         "spark.master": spark.master,
         "spark.app.name": spark.app_name,
         "spark.driver.memory": spark.driver_memory,
-        "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
+        "spark.sql.shuffle.partitions": str(shuffle_partitions(spark)),
         # the pipeline scheduler runs each flow's batch in a pool of its own
         # (engine/scheduler.py): FAIR shares executors between concurrent batches
         "spark.scheduler.mode": "FAIR",
