@@ -163,9 +163,9 @@ def shuffle_partitions(spark: SparkConfig, cpu_count: int | None = None) -> int:
     A micro-batch of a few thousand rows gains nothing from more shuffle tasks than
     cores: each one more deserializes the plan and builds its projections (7.9 % and
     4.8 % of the JVM's CPU samples at 2,000 events/s). On 2 cores, 2 partitions instead
-    of 4 made `count_views_uv` batches 1.43 → 1.13 s and DWS p99 10.69 → 9.21 s in one
-    side-by-side run (docs/benchmarks.md, 2026-11-26). Clusters keep 4 unless set
-    (docs/deploy.md: 2–3 × the executor cores)."""
+    of 4 made `count_views_uv` batches 1.36–1.43 → 1.13–1.19 s and DWS p99 10.69 → 9.21
+    and 10.28 → 9.46 s in two side-by-side runs at 2,000 events/s (docs/benchmarks.md,
+    2026-11-26). Clusters keep 4 unless set (docs/deploy.md: 2–3 × the executor cores)."""
     if spark.shuffle_partitions is not None:
         return spark.shuffle_partitions
     cores = local_cores(spark.master, cpu_count)
