@@ -65,7 +65,7 @@ dp.create_streaming_table(
     primary_key=["productId"],
     partition_cols=SMALL,
     merge_engine=dp.aggregation(views="sum", uv="sum", _seq="max"),
-    freshness="10 seconds",
+    freshness=dp.configuration("clickstream.freshness.dws", "10 seconds"),
 )
 
 
