@@ -191,6 +191,24 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
     return conf
 
 
+#: The driver JVM's garbage collector on a ``local`` master, where it is also the only
+#: executor. G1 (the JVM's default) works beside the application on its 2 cores: its
+#: write barriers and concurrent threads cost CPU on every batch. The throughput
+#: collector stops the JVM for its young collections instead: a 500,000-event ingest batch
+#: took 4.94 / 5.05 s with G1 and 4.40 / 4.38 s with it (0.88; docs/benchmarks.md,
+#: 2026-11-26 08:00). Clusters keep their own (``spark.executor.extraJavaOptions``).
+LOCAL_GC = "-XX:+UseParallelGC"
+
+
+def driver_java_options(master: str, log4j: Path | None = None) -> str:
+    """``spark.driver.extraJavaOptions``: the log4j configuration, and on a ``local``
+    master :data:`LOCAL_GC` (``spark.conf`` may replace the whole string)."""
+    options = [] if log4j is None else [f"-Dlog4j.configurationFile=file:{log4j}"]
+    if master.startswith("local"):
+        options.append(LOCAL_GC)
+    return " ".join(options)
+
+
 def spark_conf(
     settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
     python_conf: Mapping[str, str] | None = None,
@@ -231,8 +249,9 @@ def spark_conf(
     conf.update(_one_machine_conf(spark.master,
                                   spark.conf.get("spark.driver.memory", spark.driver_memory)))
     conf.update(python_conf or {})
-    if log4j is not None:
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile=file:{log4j}"
+    java = driver_java_options(spark.master, log4j)
+    if java:
+        conf["spark.driver.extraJavaOptions"] = java
     conf.update(catalog_conf(settings))
     conf.update(spark.conf)
     return conf

@@ -1,4 +1,5 @@
-"""Spark defaults that depend on the master: shuffle partitions per local core."""
+"""Spark defaults that depend on the master: shuffle partitions per local core, the
+driver JVM's collector."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from icetide.config import Settings, SparkConfig, load_settings
-from icetide.runtime.session import local_cores, shuffle_partitions, spark_conf
+from icetide.runtime.session import (
+    LOCAL_GC,
+    driver_java_options,
+    local_cores,
+    shuffle_partitions,
+    spark_conf,
+)
 
 
 @pytest.mark.parametrize(("master", "cores"), [
@@ -37,3 +44,20 @@ def test_the_setting_reaches_the_spark_conf_and_the_env_overlay(tmp_path: Path) 
     overlaid = load_settings(None, environ={
         "ICETIDE_HOME": str(tmp_path), "ICETIDE_SPARK__SHUFFLE_PARTITIONS": "6"})
     assert spark_conf(overlaid, [])["spark.sql.shuffle.partitions"] == "6"
+
+
+def test_a_local_driver_jvm_uses_the_throughput_collector(tmp_path: Path) -> None:
+    log4j = tmp_path / "log4j2.properties"
+    assert driver_java_options("local[2]", log4j) == (
+        f"-Dlog4j.configurationFile=file:{log4j} {LOCAL_GC}")
+    assert driver_java_options("local[*]") == LOCAL_GC
+    assert driver_java_options("spark://m:7077", log4j) == (
+        f"-Dlog4j.configurationFile=file:{log4j}")
+    assert driver_java_options("yarn") == ""
+    local = Settings(home=tmp_path, spark=SparkConfig(master="local[2]"))
+    assert spark_conf(local, [])["spark.driver.extraJavaOptions"] == LOCAL_GC
+    cluster = Settings(home=tmp_path, spark=SparkConfig(master="spark://m:7077"))
+    assert "spark.driver.extraJavaOptions" not in spark_conf(cluster, [])
+    mine = {"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}
+    chosen = Settings(home=tmp_path, spark=SparkConfig(master="local[2]", conf=mine))
+    assert spark_conf(chosen, [])["spark.driver.extraJavaOptions"] == "-XX:+UseG1GC"
