@@ -195,17 +195,24 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
 #: executor. G1 (the JVM's default) works beside the application on its 2 cores: its
 #: write barriers and concurrent threads cost CPU on every batch. The throughput
 #: collector stops the JVM for its young collections instead: a 500,000-event ingest batch
-#: took 4.94 / 5.05 s with G1 and 4.40 / 4.38 s with it (0.88; docs/benchmarks.md,
-#: 2026-11-26 08:00). Clusters keep their own (``spark.executor.extraJavaOptions``).
+#: took 4.94 / 5.05 s with G1 and 4.40 / 4.38 s with it (0.88), and at 20,000 events/s
+#: ODS / DWS p99 went 9.04 / 21.47 → 5.44 / 13.61 s (docs/benchmarks.md, 2026-11-26). Its
+#: heap starts at the full driver memory: grown from the JVM's small default instead, it
+#: takes full collections while a new pipeline fills it (a slower first minute at 2,000
+#: events/s). Clusters keep their own (``spark.executor.extraJavaOptions``).
 LOCAL_GC = "-XX:+UseParallelGC"
 
 
-def driver_java_options(master: str, log4j: Path | None = None) -> str:
+def driver_java_options(master: str, log4j: Path | None = None,
+                        driver_memory: str | None = None) -> str:
     """``spark.driver.extraJavaOptions``: the log4j configuration, and on a ``local``
-    master :data:`LOCAL_GC` (``spark.conf`` may replace the whole string)."""
+    master :data:`LOCAL_GC` with the heap's initial size at ``driver_memory``
+    (``spark.conf`` may replace the whole string)."""
     options = [] if log4j is None else [f"-Dlog4j.configurationFile=file:{log4j}"]
-    if master.startswith("local"):
+    if local_cores(master) is not None:  # not local-cluster: its executors are JVMs apart
         options.append(LOCAL_GC)
+        if driver_memory is not None and jvm_bytes(driver_memory) is not None:
+            options.append(f"-Xms{driver_memory.strip()}")
     return " ".join(options)
 
 
@@ -249,7 +256,8 @@ def spark_conf(
     conf.update(_one_machine_conf(spark.master,
                                   spark.conf.get("spark.driver.memory", spark.driver_memory)))
     conf.update(python_conf or {})
-    java = driver_java_options(spark.master, log4j)
+    java = driver_java_options(spark.master, log4j,
+                               spark.conf.get("spark.driver.memory", spark.driver_memory))
     if java:
         conf["spark.driver.extraJavaOptions"] = java
     conf.update(catalog_conf(settings))

@@ -48,14 +48,16 @@ def test_the_setting_reaches_the_spark_conf_and_the_env_overlay(tmp_path: Path) 
 
 def test_a_local_driver_jvm_uses_the_throughput_collector(tmp_path: Path) -> None:
     log4j = tmp_path / "log4j2.properties"
-    assert driver_java_options("local[2]", log4j) == (
-        f"-Dlog4j.configurationFile=file:{log4j} {LOCAL_GC}")
+    assert driver_java_options("local[2]", log4j, "2g") == (
+        f"-Dlog4j.configurationFile=file:{log4j} {LOCAL_GC} -Xms2g")
     assert driver_java_options("local[*]") == LOCAL_GC
-    assert driver_java_options("spark://m:7077", log4j) == (
+    assert driver_java_options("local[*]", None, "lots") == LOCAL_GC  # not a size: no -Xms
+    assert driver_java_options("spark://m:7077", log4j, "2g") == (
         f"-Dlog4j.configurationFile=file:{log4j}")
     assert driver_java_options("yarn") == ""
-    local = Settings(home=tmp_path, spark=SparkConfig(master="local[2]"))
-    assert spark_conf(local, [])["spark.driver.extraJavaOptions"] == LOCAL_GC
+    assert driver_java_options("local-cluster[2,1,1024]") == ""
+    local = Settings(home=tmp_path, spark=SparkConfig(master="local[2]", driver_memory="3g"))
+    assert spark_conf(local, [])["spark.driver.extraJavaOptions"] == f"{LOCAL_GC} -Xms3g"
     cluster = Settings(home=tmp_path, spark=SparkConfig(master="spark://m:7077"))
     assert "spark.driver.extraJavaOptions" not in spark_conf(cluster, [])
     mine = {"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}
