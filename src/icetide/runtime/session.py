@@ -252,12 +252,11 @@ def spark_conf(
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
+    memory = spark.conf.get("spark.driver.memory", spark.driver_memory)
     conf.update(_cluster_conf(spark))
-    conf.update(_one_machine_conf(spark.master,
-                                  spark.conf.get("spark.driver.memory", spark.driver_memory)))
+    conf.update(_one_machine_conf(spark.master, memory))
     conf.update(python_conf or {})
-    java = driver_java_options(spark.master, log4j,
-                               spark.conf.get("spark.driver.memory", spark.driver_memory))
+    java = driver_java_options(spark.master, log4j, memory)
     if java:
         conf["spark.driver.extraJavaOptions"] = java
     conf.update(catalog_conf(settings))
