@@ -26,7 +26,7 @@ CLICK_SCHEMA = (
     name="ods_behavior.clickevent",
     comment="Click events (seed DataGen2) enriched with product name and price",
     partition_cols=["days(eventTime)"],
-    freshness=dp.configuration("clickstream.freshness.ods", "10 seconds"),
+    # freshness: `tables:` in icetide-pipeline.yml (10 s unless the run sets it)
 )
 def clickevent() -> DataFrame:
     clicks = kafka.read(

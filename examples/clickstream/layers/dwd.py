@@ -40,7 +40,7 @@ def enrich(clicks: DataFrame, products: DataFrame, members: DataFrame) -> DataFr
     name="dwd.click_wide",
     comment="Clicks with the product (name, price) and member level current at processing",
     partition_cols=["days(eventTime)"],
-    freshness=dp.configuration("clickstream.freshness.dwd", "10 seconds"),
+    # freshness: `tables:` in icetide-pipeline.yml (10 s unless the run sets it)
 )
 def click_wide() -> DataFrame:
     return enrich(dp.read_stream("ods_behavior.clickevent"), dp.read("dim_db.products"),

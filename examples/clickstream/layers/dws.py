@@ -65,7 +65,7 @@ dp.create_streaming_table(
     primary_key=["productId"],
     partition_cols=SMALL,
     merge_engine=dp.aggregation(views="sum", uv="sum", _seq="max"),
-    freshness=dp.configuration("clickstream.freshness.dws", "10 seconds"),
+    # freshness: `tables:` in icetide-pipeline.yml (10 s unless the run sets it)
 )
 
 

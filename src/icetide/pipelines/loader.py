@@ -10,6 +10,7 @@ are only stored.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import importlib.util
 import itertools
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 from icetide.errors import IcetideError, PipelineError
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.registry import GraphRegistry, registration_context
-from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, TableSpec
+from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, TableOverride, TableSpec
 from icetide.pipelines.specfile import read_spec_file
 
 #: Libraries when the spec lists none: the folder's own ``*.py`` (``_*.py`` are helpers).
@@ -47,7 +48,7 @@ def load_pipeline(path: str | Path, *, env: Mapping[str, str] | None = None,
         for file, module in zip(files, modules, strict=True):
             _import_file(file, module)
     registry.finish()
-    tables = {name: apply_defaults(t, spec.defaults) for name, t in registry.tables.items()}
+    tables = apply_spec_tables(registry.tables, spec)
     return PipelineGraph(spec=spec, tables=tables, flows=registry.flows, modules=modules)
 
 
@@ -148,3 +149,36 @@ def apply_defaults(table: TableSpec, defaults: PipelineDefaults) -> TableSpec:
     if (freshness, warn) == (table.freshness, table.freshness_warn):
         return table
     return dataclasses.replace(table, freshness=freshness, freshness_warn=warn)
+
+
+def apply_spec_tables(tables: Mapping[str, TableSpec], spec: PipelineSpec) -> dict[str, TableSpec]:
+    """``tables`` with the spec file's ``tables:`` entries applied in file order (they
+    replace what the code declares), then its ``defaults:`` filling what is still unset.
+
+    An entry matches stored tables by ``db.table`` name or glob (``dws.*``); one without
+    a dot matches the table part alone (``clickevent``, ``*``). An entry that matches
+    nothing is an error: a misspelt name must not leave a target silently unset."""
+    out = dict(tables)
+    origin = str(spec.path or "pipeline spec")
+    stored = [name for name, t in out.items() if not t.is_view]
+    for pattern, override in spec.tables.items():
+        names = [n for n in stored
+                 if fnmatch.fnmatchcase(n if "." in pattern else n.split(".", 1)[1], pattern)]
+        if not names:
+            raise PipelineError(
+                f"{origin}: tables.{pattern} matches no table of the pipeline (its tables: "
+                f"{', '.join(sorted(stored)) or 'none'}): fix the name or the glob")
+        for name in names:
+            out[name] = _overridden(out[name], override, f"{origin}: tables.{pattern}")
+    return {name: apply_defaults(t, spec.defaults) for name, t in out.items()}
+
+
+def _overridden(table: TableSpec, override: TableOverride, where: str) -> TableSpec:
+    fresh = table.freshness if override.freshness is None else override.freshness
+    warn = table.freshness_warn if override.freshness_warn is None else override.freshness_warn
+    try:
+        return dataclasses.replace(table, freshness=fresh, freshness_warn=warn)
+    except PipelineError as exc:
+        raise PipelineError(
+            f"{where} ({table.name}): {exc}; set freshness and freshness_warn together "
+            "in this entry") from None

@@ -347,8 +347,18 @@ class PipelineDefaults:
 
 
 @dataclass(frozen=True)
+class TableOverride:
+    """One entry of ``tables:`` in the pipeline file: targets that replace what the code
+    declares for every table its pattern matches (durations in seconds)."""
+
+    freshness: float | None = None
+    freshness_warn: float | None = None
+
+
+@dataclass(frozen=True)
 class PipelineSpec:
-    """``icetide-pipeline.yml`` (SDP's ``spark-pipeline.yml`` keys plus ``sources``/``defaults``).
+    """``icetide-pipeline.yml`` (SDP's ``spark-pipeline.yml`` keys plus ``sources``,
+    ``defaults`` and ``tables``).
 
     ``libraries`` are glob patterns relative to the spec file's folder; empty means
     every ``*.py`` of that folder. ``sources`` maps a source name to its settings
@@ -364,9 +374,13 @@ class PipelineSpec:
     configuration: Mapping[str, str] = field(default_factory=dict, hash=False)
     sources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
     defaults: PipelineDefaults = PipelineDefaults()
+    #: ``tables:``: a table name or a glob over ``db.table`` names → its overrides, in
+    #: file order (a later entry wins for a key both set).
+    tables: Mapping[str, TableOverride] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "configuration", _frozen_map(self.configuration))
+        object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(
             self, "sources", MappingProxyType({k: _frozen_map(v) for k, v in self.sources.items()})
         )

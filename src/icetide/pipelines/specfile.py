@@ -20,6 +20,9 @@ The file takes SDP's keys — ``name``, ``catalog``, ``database`` (alias ``schem
       trigger_interval: 5s
       freshness: 1 minute
       freshness_warn: 30 seconds
+    tables:                           # replaces what the code declares
+      ods_behavior.clickevent: {freshness: 5 seconds}
+      "dws.*": {freshness: "${DWS_FRESHNESS:-15 seconds}"}
 
 String values may use ``${VAR}`` / ``${VAR:-default}`` (:mod:`.interpolate`).
 """
@@ -36,7 +39,7 @@ import yaml
 from icetide.config import MaintenanceConfig
 from icetide.errors import ConfigError, PipelineError
 from icetide.pipelines.interpolate import interpolate
-from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, parse_seconds
+from icetide.pipelines.spec import PipelineDefaults, PipelineSpec, TableOverride, parse_seconds
 
 SPEC_FILE_NAMES = (
     "icetide-pipeline.yml",
@@ -46,10 +49,11 @@ SPEC_FILE_NAMES = (
 )
 TOP_LEVEL_KEYS = (
     "name", "catalog", "database", "schema", "storage", "libraries", "configuration",
-    "sources", "defaults",
+    "sources", "defaults", "tables",
 )
 DURATION_DEFAULTS = ("trigger_interval", "freshness", "freshness_warn")
 DEFAULTS_KEYS = (*DURATION_DEFAULTS, "maintenance")
+TABLE_OVERRIDE_KEYS = ("freshness", "freshness_warn")
 
 
 def find_spec_file(path: str | Path) -> Path:
@@ -129,6 +133,7 @@ def spec_from_mapping(data: Mapping[str, Any], file: Path | None = None) -> Pipe
         configuration=_configuration(data.get("configuration"), origin),
         sources=_sources(data.get("sources"), origin),
         defaults=_defaults(data.get("defaults"), origin),
+        tables=_tables(data.get("tables"), origin),
     )
 
 
@@ -205,6 +210,29 @@ def _defaults(value: Any, origin: str) -> PipelineDefaults:
             f"defaults.freshness ({secs['freshness']:g}s)"
         )
     return PipelineDefaults(**secs, maintenance=_maintenance(value.get("maintenance"), origin))
+
+
+def _tables(value: Any, origin: str) -> dict[str, TableOverride]:
+    """``tables:``: ``{name or glob: {freshness: ..., freshness_warn: ...}}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(
+            f"{origin}: 'tables' must map a table name or glob to its settings, e.g. "
+            "{dws.product_views: {freshness: 15 seconds}}")
+    out = {}
+    for pattern, settings in value.items():
+        where = f"{origin}: tables.{pattern}"
+        if not isinstance(settings, dict):
+            raise PipelineError(f"{where} must be a mapping, e.g. {{freshness: 15 seconds}}")
+        _check_keys(settings, TABLE_OVERRIDE_KEYS, where)
+        try:
+            secs = {k: parse_seconds(settings.get(k), f"tables.{pattern}.{k}")
+                    for k in TABLE_OVERRIDE_KEYS}
+        except PipelineError as exc:
+            raise PipelineError(f"{origin}: {exc}") from None
+        out[str(pattern)] = TableOverride(**secs)
+    return out
 
 
 def _maintenance(value: Any, origin: str) -> dict[str, Any]:

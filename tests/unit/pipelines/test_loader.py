@@ -187,3 +187,41 @@ def test_apply_defaults() -> None:
     assert apply_defaults(view, d) is view
     with pytest.raises(PipelineError, match="must be below freshness"):
         apply_defaults(TableSpec("db.t", freshness_warn=90.0), d)
+
+
+TABLES = SPEC + """
+tables:
+  "dws.*": {freshness: 15 seconds}
+  clickevent: {freshness: 5s}
+  "*": {freshness_warn: 4s}
+"""
+
+
+def test_spec_tables_replace_the_code_and_defaults_fill_the_rest(tmp_path: Path) -> None:
+    _seed(tmp_path)
+    (tmp_path / "icetide-pipeline.yml").write_text(TABLES)
+    graph = load_pipeline(tmp_path)
+    click = graph.tables["ods_behavior.clickevent"]
+    assert (click.freshness, click.freshness_warn) == (5.0, 4.0)  # the code said 10 s
+    views = graph.tables["dws.product_views"]
+    assert (views.freshness, views.freshness_warn) == (15.0, 4.0)  # the code said nothing
+    assert graph.tables["ods_behavior.recent"].freshness is None  # "*" skips views
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("dws.product_view: {freshness: 5s}",
+         r"tables.dws.product_view matches no table of the pipeline \(its tables: "
+         r"dws.product_views, ods_behavior.clickevent\)"),
+        ("recent: {freshness: 5s}", "tables.recent matches no table"),
+        ("clickevent: {freshness_warn: 20s}",
+         r"tables.clickevent \(ods_behavior.clickevent\):.*freshness_warn \(20s\) must be "
+         r"below freshness \(10s\).*set freshness and freshness_warn together"),
+    ],
+)
+def test_spec_tables_errors(tmp_path: Path, entry: str, message: str) -> None:
+    _seed(tmp_path)
+    (tmp_path / "icetide-pipeline.yml").write_text(SPEC + f"tables:\n  {entry}\n")
+    with pytest.raises(PipelineError, match=message):
+        load_pipeline(tmp_path)

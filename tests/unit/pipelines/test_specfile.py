@@ -78,6 +78,10 @@ def test_minimal_spec_and_schema_alias(tmp_path: Path) -> None:
          r"defaults.maintenance.orphan_age='1 minute'.*greater than or equal to 3600"),
         ("name: p\ndefaults: {maintenance: 5m}\n", "defaults.maintenance must be a mapping"),
         ("name: p\nconfiguration: {a: [1]}\n", "must be a string"),
+        ("name: p\ntables: [a]\n", "'tables' must map a table name or glob"),
+        ("name: p\ntables: {a.b: 5s}\n", r"tables.a.b must be a mapping"),
+        ("name: p\ntables: {a.b: {fresh: 5s}}\n", r"tables.a.b: unknown key 'fresh'"),
+        ("name: p\ntables: {a.b: {freshness: soon}}\n", r"tables.a.b.freshness='soon'"),
         ("name: [p]\n", "'name' must be a string"),
         ("- a\n", "expected a mapping"),
         ("name: p\n  bad: : yaml\n", "not valid YAML"),
@@ -126,3 +130,13 @@ def test_defaults_maintenance_overrides_the_config_and_tables_override_it(
     table = table_policy(base, {"icetide.maintenance.retain-last": "7"})
     assert (table.interval, table.retain_last) == (600.0, 7)
     assert run_policy(config, read_spec_file(_write(tmp_path, "name: q\n")).defaults) == config
+
+
+def test_tables_section(tmp_path: Path) -> None:
+    text = ("name: p\ntables:\n  ods.clicks: {freshness: 5s}\n"
+            "  'dws.*': {freshness: 15 seconds, freshness_warn: 10s}\n")
+    spec = read_spec_file(_write(tmp_path, text))
+    assert list(spec.tables) == ["ods.clicks", "dws.*"]
+    assert (spec.tables["ods.clicks"].freshness, spec.tables["ods.clicks"].freshness_warn) == (
+        5.0, None)
+    assert (spec.tables["dws.*"].freshness, spec.tables["dws.*"].freshness_warn) == (15.0, 10.0)
