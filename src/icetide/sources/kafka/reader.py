@@ -2,9 +2,10 @@
 
 There is no JVM Kafka source here, so :func:`read_batch` builds a tiny DataFrame of
 slices ``(topic, partition, start, end)`` — long partition ranges are cut into slices
-of ``slice_size`` offsets so more executors read in parallel — and ``mapInArrow`` runs
-:class:`SliceReader` on each. A task assigns its partition at ``start`` (no consumer
-group, nothing committed), consumes until ``end`` and yields Arrow record batches::
+of ``slice_size`` offsets so more executors read in parallel, and short ones share a
+task (:func:`pack_slices`) — and ``mapInArrow`` runs :class:`SliceReader` on each.
+For each slice a task assigns its partition at ``start`` (no consumer group, nothing
+committed), consumes until ``end`` and yields Arrow record batches::
 
     key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp
 
@@ -75,6 +76,29 @@ def make_slices(
             slices.append(Slice(topic, part, offset, stop))
             offset = stop
     return slices
+
+
+def pack_slices(slices: Sequence[Slice], slots: int,
+                slice_size: int = DEFAULT_SLICE_SIZE) -> list[list[Slice]]:
+    """``slices`` grouped into Spark tasks: as many as the cluster's task ``slots`` (or
+    the slices, if fewer), more when that would put over ``slice_size`` offsets in one;
+    the largest slice goes to the least loaded task first.
+
+    A task per Kafka partition wrote a file per partition and batch: at 20,000 events/s
+    over 4 partitions, ODS committed 4 files of 10,000 rows every 2 s on 2 cores, and
+    compaction rewrote about 490 of them every 5 minutes. Long slices still get a task
+    each, so a big batch keeps its parallelism and no task holds a core much longer."""
+    if not slices:
+        return []
+    total = sum(s.end - s.start for s in slices)
+    tasks = min(len(slices), max(1, slots, -(-total // max(1, slice_size))))
+    groups: list[list[Slice]] = [[] for _ in range(tasks)]
+    loads = [0] * tasks
+    for piece in sorted(slices, key=lambda s: s.start - s.end):
+        least = loads.index(min(loads))
+        groups[least].append(piece)
+        loads[least] += piece.end - piece.start
+    return groups
 
 
 class _Transient(Exception):
@@ -274,11 +298,12 @@ def read_batch(
     slices = make_slices(topic, start, end, slice_size)
     if not slices:
         return spark.createDataFrame([], schema)
-    return slice_plan(spark, slices).mapInArrow(reader, schema)
+    groups = pack_slices(slices, spark.sparkContext.defaultParallelism, slice_size)
+    return slice_plan(spark, groups).mapInArrow(reader, schema)
 
 
-def slice_plan(spark: SparkSession, slices: Sequence[Slice]) -> DataFrame:
-    """One row per slice (``SLICE_SCHEMA_DDL``), one partition each, built in the JVM.
+def slice_plan(spark: SparkSession, groups: Sequence[Sequence[Slice]]) -> DataFrame:
+    """One row per slice (``SLICE_SCHEMA_DDL``), one partition per group, built in the JVM.
 
     (``createDataFrame`` of a parallelized list would run a Python worker per task only
     to convert the rows, next to the reader's own.)
@@ -286,9 +311,13 @@ def slice_plan(spark: SparkSession, slices: Sequence[Slice]) -> DataFrame:
     from pyspark.sql import functions as F
 
     table = F.array(*[
-        F.struct(F.lit(s.topic).alias("topic"), F.lit(s.partition).cast("int").alias("partition"),
-                 F.lit(s.start).cast("bigint").alias("start"),
-                 F.lit(s.end).cast("bigint").alias("end"))
-        for s in slices])
-    ids = spark.range(0, len(slices), 1, len(slices))
-    return ids.select(F.element_at(table, (F.col("id") + 1).cast("int")).alias("s")).select("s.*")
+        F.array(*[
+            F.struct(F.lit(s.topic).alias("topic"),
+                     F.lit(s.partition).cast("int").alias("partition"),
+                     F.lit(s.start).cast("bigint").alias("start"),
+                     F.lit(s.end).cast("bigint").alias("end"))
+            for s in group])
+        for group in groups])
+    ids = spark.range(0, len(groups), 1, len(groups))
+    tasks = ids.select(F.explode(F.element_at(table, (F.col("id") + 1).cast("int"))).alias("s"))
+    return tasks.select("s.*")

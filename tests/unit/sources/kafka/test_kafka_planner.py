@@ -17,7 +17,7 @@ from icetide.sources.kafka.planner import (
     plan_exact,
     plan_offsets,
 )
-from icetide.sources.kafka.reader import Slice, make_slices
+from icetide.sources.kafka.reader import Slice, make_slices, pack_slices
 
 MARKS = {0: (0, 100), 1: (10, 50), 2: (0, 0)}
 
@@ -150,6 +150,29 @@ def test_slices() -> None:
     assert slices == [Slice("t", 0, 0, 4), Slice("t", 0, 4, 8), Slice("t", 0, 8, 10)]
     with pytest.raises(SourceError, match="slice_size"):
         make_slices("t", {}, {0: 1}, 0)
+
+
+def _loads(groups: list[list[Slice]]) -> list[int]:
+    return [sum(s.end - s.start for s in g) for g in groups]
+
+
+def test_short_slices_share_the_task_slots() -> None:
+    small = [Slice("t", p, 0, 10_000) for p in range(4)]
+    groups = pack_slices(small, slots=2)
+    assert _loads(groups) == [20_000, 20_000]
+    assert sorted(s.partition for g in groups for s in g) == [0, 1, 2, 3]  # each once
+    assert pack_slices(small, slots=8) == [[s] for s in small]  # a cluster: a task each
+    assert pack_slices(small[:1], slots=2) == [small[:1]]
+    assert pack_slices([], slots=2) == []
+
+
+def test_long_slices_keep_a_task_each() -> None:
+    full = [Slice("t", p, 0, 250_000) for p in range(3)]
+    tiny = [Slice("t", 3, 0, 5), Slice("t", 4, 0, 7)]
+    groups = pack_slices(full + tiny, slots=2, slice_size=250_000)
+    assert len(groups) == 4 and sorted(_loads(groups)) == [12, 250_000, 250_000, 250_000]
+    halves = [Slice("t", p, 0, 125_000) for p in range(4)]
+    assert _loads(pack_slices(halves, slots=2, slice_size=250_000)) == [250_000, 250_000]
 
 
 def test_resolve_bootstrap_and_backoff() -> None:
