@@ -200,10 +200,7 @@ def _defaults(value: Any, origin: str) -> PipelineDefaults:
     if not isinstance(value, dict):
         raise PipelineError(f"{origin}: 'defaults' must be a mapping, e.g. {{freshness: 1 minute}}")
     _check_keys(value, DEFAULTS_KEYS, f"{origin}: defaults")
-    try:
-        secs = {k: parse_seconds(value.get(k), f"defaults.{k}") for k in DURATION_DEFAULTS}
-    except PipelineError as exc:
-        raise PipelineError(f"{origin}: {exc}") from None
+    secs = _durations(value, DURATION_DEFAULTS, "defaults", origin)
     if secs["freshness"] and secs["freshness_warn"] and secs["freshness_warn"] >= secs["freshness"]:
         raise PipelineError(
             f"{origin}: defaults.freshness_warn ({secs['freshness_warn']:g}s) must be below "
@@ -226,13 +223,19 @@ def _tables(value: Any, origin: str) -> dict[str, TableOverride]:
         if not isinstance(settings, dict):
             raise PipelineError(f"{where} must be a mapping, e.g. {{freshness: 15 seconds}}")
         _check_keys(settings, TABLE_OVERRIDE_KEYS, where)
-        try:
-            secs = {k: parse_seconds(settings.get(k), f"tables.{pattern}.{k}")
-                    for k in TABLE_OVERRIDE_KEYS}
-        except PipelineError as exc:
-            raise PipelineError(f"{origin}: {exc}") from None
-        out[str(pattern)] = TableOverride(**secs)
+        out[str(pattern)] = TableOverride(
+            **_durations(settings, TABLE_OVERRIDE_KEYS, f"tables.{pattern}", origin))
     return out
+
+
+def _durations(section: Mapping[str, Any], keys: tuple[str, ...], name: str,
+               origin: str) -> dict[str, float | None]:
+    """Seconds of ``section``'s duration ``keys`` (unset: ``None``); a bad one raises a
+    PipelineError naming ``origin`` and ``<name>.<key>``."""
+    try:
+        return {k: parse_seconds(section.get(k), f"{name}.{k}") for k in keys}
+    except PipelineError as exc:
+        raise PipelineError(f"{origin}: {exc}") from None
 
 
 def _maintenance(value: Any, origin: str) -> dict[str, Any]:
