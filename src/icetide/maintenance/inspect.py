@@ -46,6 +46,19 @@ def table_stats(spark: SparkSession, table: Any) -> TableStats:
     )
 
 
+def medium_bytes(spark: SparkSession, ident: str, table: Any, low: int, high: int
+                 ) -> list[int]:
+    """Per partition of ``ident`` (``table``: its Java ``Table``), the bytes of its data
+    files of at least ``low`` and below ``high`` bytes (one query of its ``files``
+    metadata table)."""
+    files = ".".join(quote_ident(part) for part in [*ident.split("."), "files"])
+    group = "" if table.spec().isUnpartitioned() else " GROUP BY partition"
+    rows = spark.sql(f"SELECT sum(file_size_in_bytes) AS b FROM {files} WHERE content = 0 "
+                     f"AND file_size_in_bytes >= {int(low)} AND file_size_in_bytes < "
+                     f"{int(high)}{group}").collect()
+    return [int(row["b"]) for row in rows if row["b"] is not None]
+
+
 def disk_bytes(location: str) -> int | None:
     """Bytes of every file under a local table location (``None`` for remote stores)."""
     root = local_path(location)

@@ -22,16 +22,19 @@ from icetide.config import MaintenanceConfig, Settings
 from icetide.lake.commit import load_table, read_metadata
 from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintenance import actions
-from icetide.maintenance.inspect import all_marks, catalog_tables, table_stats
+from icetide.maintenance.inspect import all_marks, catalog_tables, medium_bytes, table_stats
 from icetide.maintenance.report import MaintenanceReport, TableStats
 from icetide.tables.upkeep import (
     LAST_PASS_PROP,
     FlowMark,
     compaction_options,
     expiry_cutoff,
+    full_size_bytes,
     metadata_properties,
     needed_snapshots,
+    needs_full_compaction,
     rewrite_strategy,
+    small_file_bytes,
     table_policy,
 )
 
@@ -113,16 +116,19 @@ class Maintainer:
                  ) -> dict[str, Any] | None:
         heavy = stats.records > 0 and stats.position_deletes / stats.records >= policy.delete_ratio
         small = (stats.data_files >= policy.min_input_files
-                 and stats.avg_file_bytes < policy.target_file_size * 3 // 4)
+                 and stats.avg_file_bytes < full_size_bytes(policy))
         if not (small or heavy):
             return None
         jtable = load_table(self.spark, ident)
         strategy, order = rewrite_strategy(policy, not jtable.sortOrder().isUnsorted())
+        full = heavy or needs_full_compaction(medium_bytes(
+            self.spark, ident, jtable, small_file_bytes(policy), full_size_bytes(policy)), policy)
         plan: dict[str, Any] = {"strategy": strategy, "sort_order": order,
+                                "files": "all below full size" if full else "small only",
                                 "files_before": stats.data_files, "deletes_applied": heavy}
         if self.dry_run:
             return plan
-        options = compaction_options(policy, heavy)
+        options = compaction_options(policy, heavy, full)
         result = actions.retry_conflicts(
             f"compaction of {ident}",
             lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))

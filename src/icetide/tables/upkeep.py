@@ -53,11 +53,40 @@ def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool) -> tuple[str
     return ("sort", None) if table_sorted else ("binpack", None)
 
 
-def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool) -> dict[str, str]:
+#: A file below ``target_file_size`` / this is *small*: what a flow's batch writes. A
+#: compaction of small files only leaves the files earlier compactions wrote.
+SMALL_FILE_DIVISOR = 16
+
+
+def small_file_bytes(policy: MaintenanceConfig) -> int:
+    """Files below this many bytes are the ones a routine compaction rewrites."""
+    return max(1, policy.target_file_size // SMALL_FILE_DIVISOR)
+
+
+def full_size_bytes(policy: MaintenanceConfig) -> int:
+    """Files from this size on are full-sized: no compaction selects them (Iceberg's own
+    default of ``min-file-size-bytes``, ¾ of the target)."""
+    return policy.target_file_size * 3 // 4
+
+
+def needs_full_compaction(medium_bytes: Iterable[int], policy: MaintenanceConfig) -> bool:
+    """Whether a compaction rewrites the *medium* files too (neither small nor full-sized):
+    once the medium files of one partition (``medium_bytes``: their bytes per partition)
+    add up to a full-sized file. Until then a pass rewrites only the small files, so a
+    partition that keeps growing (today's, of a streaming table) is not rewritten whole by
+    every pass: each row is rewritten about twice, not once per pass until its file is
+    full-sized."""
+    return any(total >= policy.target_file_size for total in medium_bytes)
+
+
+def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
+                       full: bool = True) -> dict[str, str]:
     """Options of ``rewrite_data_files``: target size, partial progress (each file group
     commits on its own, so a conflict with a writer costs one group, not the pass), and
     one file group at a time: a pass beside a running pipeline takes about one core and
-    leaves the others to the flows (a bucketed table has a group per bucket)."""
+    leaves the others to the flows (a bucketed table has a group per bucket). Not
+    ``full``: only files below :func:`small_file_bytes` are rewritten (and files with
+    deletes when ``deletes_heavy``)."""
     options = {
         "target-file-size-bytes": str(policy.target_file_size),
         "min-input-files": str(policy.min_input_files),
@@ -65,6 +94,8 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool) -> dict[s
         "partial-progress.max-commits": "10",
         "max-concurrent-file-group-rewrites": "1",
     }
+    if not full:
+        options["min-file-size-bytes"] = str(small_file_bytes(policy))
     if deletes_heavy:
         options["delete-ratio-threshold"] = str(policy.delete_ratio)
         options["delete-file-threshold"] = "1"

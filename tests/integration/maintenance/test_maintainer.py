@@ -124,3 +124,38 @@ def test_orphans_go_only_after_the_safety_age(
     assert report.actions["orphans"]["orphan_files"] == 1
     assert not old.exists() and fresh.exists()
     assert spark.table(source).count() == 20
+
+
+def _sizes(spark: SparkSession, ident: str) -> list[int]:
+    return sorted(int(r[0]) for r in spark.sql(
+        f"SELECT file_size_in_bytes FROM {ident}.files WHERE content = 0").collect())
+
+
+def _append(spark: SparkSession, ident: str, start: int, rows: int) -> None:
+    """One data file of ``rows`` rows that hardly compress (``rows`` × ~70 bytes)."""
+    spark.range(start, start + rows, numPartitions=1).selectExpr(
+        "id", "sha2(cast(id as string), 256) v").writeTo(ident).append()
+
+
+def test_compaction_leaves_compacted_files_until_they_add_up_to_a_full_one(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    # target 64 KiB: small < 4 KiB (a few rows), full-sized ≥ 48 KiB; ~600 rows ≈ 40 KiB
+    policy = EAGER.model_copy(update={"target_file_size": 64 << 10, "min_input_files": 4})
+    maintainer = Maintainer(spark, _settings(icetide_settings, policy))
+    ident = "lake.mt.tiers"
+    spark.sql(f"CREATE TABLE {ident} (id bigint, v string) USING iceberg")
+    _append(spark, ident, 0, 600)
+    for b in range(4):
+        _append(spark, ident, 1000 + 10 * b, 10)
+    medium = max(_sizes(spark, ident))
+    assert 4 << 10 <= medium < 48 << 10
+    report = maintainer.run("mt.tiers")
+    assert report.actions["compaction"]["files"] == "small only"
+    assert report.actions["compaction"]["rewritten_data_files_count"] == 4
+    assert medium in _sizes(spark, ident) and len(_sizes(spark, ident)) == 2
+    for b in range(2):  # medium files: 3 × ~40 KiB ≥ 64 KiB, so the next pass merges them
+        _append(spark, ident, 2000 + 1000 * b, 600)
+    report = maintainer.run("mt.tiers")
+    assert report.actions["compaction"]["files"] == "all below full size"
+    assert report.actions["compaction"]["rewritten_data_files_count"] == 4
+    assert spark.table(ident).count() == 600 * 3 + 40

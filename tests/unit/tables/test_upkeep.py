@@ -10,8 +10,11 @@ from icetide.tables.upkeep import (
     FlowMark,
     compaction_options,
     expiry_cutoff,
+    full_size_bytes,
     needed_snapshots,
+    needs_full_compaction,
     rewrite_strategy,
+    small_file_bytes,
     table_policy,
 )
 
@@ -47,6 +50,21 @@ def test_compaction_options_apply_deletes_when_heavy() -> None:
     assert options["delete-ratio-threshold"] == "0.1"
     assert options["remove-dangling-deletes"] == "true"
     assert options["partial-progress.enabled"] == "true"
+
+
+def test_a_routine_compaction_rewrites_only_small_files() -> None:
+    policy = MaintenanceConfig(target_file_size=128 << 20)
+    assert small_file_bytes(policy) == 8 << 20 and full_size_bytes(policy) == 96 << 20
+    routine = compaction_options(policy, deletes_heavy=False, full=False)
+    assert routine["min-file-size-bytes"] == str(8 << 20)
+    assert "min-file-size-bytes" not in compaction_options(policy, deletes_heavy=False)
+
+
+def test_medium_files_are_merged_once_a_partition_has_a_full_file_of_them() -> None:
+    policy = MaintenanceConfig(target_file_size=128 << 20)
+    assert not needs_full_compaction([], policy)
+    assert not needs_full_compaction([100 << 20, 127 << 20], policy)  # no partition has 128
+    assert needs_full_compaction([10 << 20, 128 << 20], policy)
 
 
 def test_needed_snapshots_are_newest_markers_and_consumer_positions() -> None:
