@@ -128,7 +128,7 @@ class Maintainer:
                                 "files_before": stats.data_files, "deletes_applied": heavy}
         if self.dry_run:
             return plan
-        options = compaction_options(policy, heavy, full)
+        options = compaction_options(policy, heavy, full, stats.bytes)
         result = actions.retry_conflicts(
             f"compaction of {ident}",
             lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))

@@ -79,20 +79,28 @@ def needs_full_compaction(medium_bytes: Iterable[int], policy: MaintenanceConfig
     return any(total >= policy.target_file_size for total in medium_bytes)
 
 
+#: File groups of a table smaller than one target file rewritten at once (each is tiny:
+#: its Spark job's and commit's fixed costs are most of its time).
+SMALL_TABLE_GROUPS = 4
+
+
 def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
-                       full: bool = True) -> dict[str, str]:
+                       full: bool = True, table_bytes: int | None = None) -> dict[str, str]:
     """Options of ``rewrite_data_files``: target size, partial progress (each file group
     commits on its own, so a conflict with a writer costs one group, not the pass), and
     one file group at a time: a pass beside a running pipeline takes about one core and
     leaves the others to the flows (a bucketed table has a group per bucket). Not
     ``full``: only files below :func:`small_file_bytes` are rewritten (and files with
-    deletes when ``deletes_heavy``)."""
+    deletes when ``deletes_heavy``). A table of less than one target file
+    (``table_bytes``, e.g. a CDC dimension of a few rows in 4 buckets) is rewritten in
+    one commit, its groups together: a commit and a job per group took twice as long."""
+    small_table = table_bytes is not None and table_bytes < policy.target_file_size
     options = {
         "target-file-size-bytes": str(policy.target_file_size),
         "min-input-files": str(policy.min_input_files),
-        "partial-progress.enabled": "true",
+        "partial-progress.enabled": str(not small_table).lower(),
         "partial-progress.max-commits": "10",
-        "max-concurrent-file-group-rewrites": "1",
+        "max-concurrent-file-group-rewrites": str(SMALL_TABLE_GROUPS if small_table else 1),
     }
     if not full:
         options["min-file-size-bytes"] = str(small_file_bytes(policy))

@@ -60,6 +60,16 @@ def test_a_routine_compaction_rewrites_only_small_files() -> None:
     assert "min-file-size-bytes" not in compaction_options(policy, deletes_heavy=False)
 
 
+def test_a_table_below_one_target_file_is_compacted_in_one_commit() -> None:
+    policy = MaintenanceConfig(target_file_size=128 << 20)
+    tiny = compaction_options(policy, deletes_heavy=True, table_bytes=100_000)
+    assert tiny["partial-progress.enabled"] == "false"
+    assert tiny["max-concurrent-file-group-rewrites"] == "4"
+    big = compaction_options(policy, deletes_heavy=True, table_bytes=128 << 20)
+    assert big["partial-progress.enabled"] == "true"
+    assert big["max-concurrent-file-group-rewrites"] == "1"
+
+
 def test_medium_files_are_merged_once_a_partition_has_a_full_file_of_them() -> None:
     policy = MaintenanceConfig(target_file_size=128 << 20)
     assert not needs_full_compaction([], policy)
