@@ -23,13 +23,8 @@ from benchmarks.report import append_section
 from icetide.config import CatalogConfig, MaintenanceConfig, Settings, SparkConfig
 from icetide.lake.commit import load_table
 from icetide.maintenance import actions
-from icetide.maintenance.inspect import medium_bytes
-from icetide.tables.upkeep import (
-    compaction_options,
-    full_size_bytes,
-    needs_full_compaction,
-    small_file_bytes,
-)
+from icetide.maintenance.inspect import medium_bytes, table_stats
+from icetide.tables.upkeep import compaction_options, needs_full_compaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -78,15 +73,15 @@ def _append(spark: SparkSession, table: str, start: int, a: argparse.Namespace) 
 
 def _pass(spark: SparkSession, table: str, policy: MaintenanceConfig, tiered: bool) -> Pass:
     jtable = load_table(spark, table)
-    full = not tiered or needs_full_compaction(medium_bytes(
-        spark, table, jtable, small_file_bytes(policy), full_size_bytes(policy)), policy)
+    full = not tiered or needs_full_compaction(medium_bytes(spark, table, jtable, policy),
+                                               policy)
     began = time.perf_counter()
     result = actions.rewrite_data_files(spark, table, "binpack", None,
                                         compaction_options(policy, False, full))
     seconds = time.perf_counter() - began
-    files = spark.sql(f"SELECT count(*) FROM {table}.files").collect()[0][0]
+    files = table_stats(spark, load_table(spark, table)).data_files
     return Pass(seconds, int(result.get("rewritten_data_files_count", 0)),
-                int(result.get("rewritten_bytes_count", 0)), int(files), full)
+                int(result.get("rewritten_bytes_count", 0)), files, full)
 
 
 def run(spark: SparkSession, a: argparse.Namespace) -> dict[str, list[Pass]]:
@@ -136,8 +131,8 @@ def main(argv: list[str] | None = None) -> None:
                             catalog=CatalogConfig(name="lake", type="hadoop"))
         spark = get_spark(settings)
         res = run(spark, a)
-        size = spark.sql("SELECT sum(file_size_in_bytes) FROM lake.bench.clicks_all.files")
-        bytes_per_row = int(size.collect()[0][0]) / (a.passes * a.rows)
+        stats = table_stats(spark, load_table(spark, "lake.bench.clicks_all"))
+        bytes_per_row = stats.bytes / (a.passes * a.rows)
         body = _report(a, res, bytes_per_row)
         stop_spark()
     print(body)

@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from icetide.config import MaintenanceConfig
 from icetide.lake.commit import MAX_ANCESTORS, read_metadata
 from icetide.lake.metadata import local_path, metadata_of
 from icetide.maintenance.report import TableStats
 from icetide.model.markers import FLOW, Marker
 from icetide.tables.sql import quote_ident
-from icetide.tables.upkeep import FlowMark
+from icetide.tables.upkeep import FlowMark, full_size_bytes, small_file_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,16 +47,16 @@ def table_stats(spark: SparkSession, table: Any) -> TableStats:
     )
 
 
-def medium_bytes(spark: SparkSession, ident: str, table: Any, low: int, high: int
+def medium_bytes(spark: SparkSession, ident: str, table: Any, policy: MaintenanceConfig
                  ) -> list[int]:
-    """Per partition of ``ident`` (``table``: its Java ``Table``), the bytes of its data
-    files of at least ``low`` and below ``high`` bytes (one query of its ``files``
-    metadata table)."""
+    """Per partition of ``ident`` (``table``: its Java ``Table``), the bytes of its
+    *medium* data files: neither small nor full-sized under ``policy`` (one query of its
+    ``files`` metadata table)."""
     files = ".".join(quote_ident(part) for part in [*ident.split("."), "files"])
     group = "" if table.spec().isUnpartitioned() else " GROUP BY partition"
     rows = spark.sql(f"SELECT sum(file_size_in_bytes) AS b FROM {files} WHERE content = 0 "
-                     f"AND file_size_in_bytes >= {int(low)} AND file_size_in_bytes < "
-                     f"{int(high)}{group}").collect()
+                     f"AND file_size_in_bytes >= {small_file_bytes(policy)} AND "
+                     f"file_size_in_bytes < {full_size_bytes(policy)}{group}").collect()
     return [int(row["b"]) for row in rows if row["b"] is not None]
 
 

@@ -34,7 +34,6 @@ from icetide.tables.upkeep import (
     needed_snapshots,
     needs_full_compaction,
     rewrite_strategy,
-    small_file_bytes,
     table_policy,
 )
 
@@ -121,8 +120,8 @@ class Maintainer:
             return None
         jtable = load_table(self.spark, ident)
         strategy, order = rewrite_strategy(policy, not jtable.sortOrder().isUnsorted())
-        full = heavy or needs_full_compaction(medium_bytes(
-            self.spark, ident, jtable, small_file_bytes(policy), full_size_bytes(policy)), policy)
+        full = heavy or needs_full_compaction(
+            medium_bytes(self.spark, ident, jtable, policy), policy)
         plan: dict[str, Any] = {"strategy": strategy, "sort_order": order,
                                 "files": "all below full size" if full else "small only",
                                 "files_before": stats.data_files, "deletes_applied": heavy}
