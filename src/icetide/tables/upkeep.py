@@ -93,7 +93,8 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
     ``full``: only files below :func:`small_file_bytes` are rewritten (and files with
     deletes when ``deletes_heavy``). A table of less than one target file
     (``table_bytes``, e.g. a CDC dimension of a few rows in 4 buckets) is rewritten in
-    one commit, its groups together: a commit and a job per group took twice as long."""
+    one commit, its groups together: there a Spark job and a commit per group are most of
+    the time."""
     small_table = table_bytes is not None and table_bytes < policy.target_file_size
     options = {
         "target-file-size-bytes": str(policy.target_file_size),
