@@ -8,6 +8,7 @@ dead-letter table with the reason, never dropped and never fatal.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+#: Unique names of the observed rejected-row counts (one plan may read several sources).
+_observations = itertools.count()
+
 
 def read_json(
     source: str, *, schema: StructType | str, dead_letter: str, required: Sequence[str] = ()
@@ -29,6 +33,7 @@ def read_json(
     ``required`` fields must be present and non-null; everything else that does not
     parse lands in ``dead_letter`` (``db.table``).
     """
+    from pyspark.sql import functions as F
     from pyspark.sql.types import StructType as _StructType
     from pyspark.sql.types import _parse_datatype_string
 
@@ -49,8 +54,13 @@ def read_json(
     # Read and parse every row exactly once: the decoded frame is what is cached, and both
     # the valid rows and the dead letters are cut from it.
     decoded = ctx.keep(f"decoded:{key}", frame, source=key)
-    valid, invalid = split_decoded(decoded)
-    ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key))
+    # The job that counts the flow's output passes every decoded row: it also counts the
+    # rejected ones, so a batch without dead letters starts no job for them.
+    rejected = f"icetide_rejected_{next(_observations)}"
+    observed = decoded.observe(rejected, F.count(F.col("_error")).alias("rows"))
+    valid, invalid = split_decoded(observed)
+    ctx.emit(dead_letter, dead_letters(invalid, flow=ctx.flow, source=key),
+             rows_metric=rejected)
     # Iceberg reserves `_partition` (and friends) for metadata columns: provenance is _kafka_*.
     return valid.withColumnsRenamed(
         {"_topic": "_kafka_topic", "_partition": "_kafka_partition", "_offset": "_kafka_offset"}

@@ -38,6 +38,9 @@ class BatchContext:
     #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
     aliases: Mapping[str, str] = field(default_factory=dict)
     side_outputs: dict[str, DataFrame] = field(default_factory=dict)
+    #: per side table, the observed metrics that count its rows (see :meth:`emit`); a
+    #: table with an uncounted emit is absent
+    side_metrics: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: source keys the transform read (discovery uses this to learn a flow's inputs)
     accessed: set[str] = field(default_factory=set)
     #: lake tables looked up with ``table`` (dimension reads)
@@ -103,11 +106,28 @@ class BatchContext:
         self.looked_up.add(ident)
         return lookups(self.spark).read(ident)
 
-    def emit(self, table: str, df: DataFrame) -> None:
-        """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch."""
+    def emit(self, table: str, df: DataFrame, *, rows_metric: str | None = None) -> None:
+        """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch.
+
+        ``rows_metric``: the name of a metric observed (``Dataset.observe``) on a frame the
+        flow's output derives from, counting exactly ``df``'s rows; the loop then learns
+        the count from the job that counts the output instead of a job of its own.
+        """
         ident = self.qualify(table)
         prior = self.side_outputs.get(ident)
         self.side_outputs[ident] = df if prior is None else prior.unionByName(df)
+        metrics = self.side_metrics.get(ident, ())
+        if rows_metric is None or (prior is not None and not metrics):
+            self.side_metrics.pop(ident, None)
+        else:
+            self.side_metrics[ident] = (*metrics, rows_metric)
+
+    def side_rows(self, ident: str, observed: Mapping[str, int]) -> int | None:
+        """Rows emitted to side table ``ident``, if the ``observed`` metrics tell."""
+        names = self.side_metrics.get(ident)
+        if not names or any(n not in observed for n in names):
+            return None
+        return sum(observed[n] for n in names)
 
     def release(self) -> None:
         """Drop cached source reads."""

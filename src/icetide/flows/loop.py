@@ -252,11 +252,12 @@ class FlowLoop:
             out = out.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with phases("check"):
-                counted, kept, extra = self._check(out)
+                counted, kept, extra = self._check(ctx, out)
             with phases("position"):
                 self.check_still_newest()
             with phases("dead_letters"):
-                dlq_rows = self._write_sides(ctx, start, end, sides_done, rows_in)
+                known = counted.observed if counted is not None else {}
+                dlq_rows = self._write_sides(ctx, span, sides_done, rows_in, known)
             if ctx.side_outputs:
                 with phases("position"):
                     self.check_still_newest()
@@ -294,14 +295,17 @@ class FlowLoop:
         return (self.flow.checker is None and bool(ctx.accessed)
                 and all(ctx.is_cached(key) for key in ctx.accessed))
 
-    def _check(self, out: DataFrame) -> tuple[Stats | None, DataFrame, Mapping[str, str]]:
+    def _check(self, ctx: BatchContext, out: DataFrame
+               ) -> tuple[Stats | None, DataFrame, Mapping[str, str]]:
         """The batch's figures, the rows to commit and extra marker keys. Without
         expectations, a sink that reads the batch before committing (a MERGE) gathers the
-        figures on that read (``None`` here): no job of their own."""
+        figures on that read (``None`` here): no job of their own. The counting job also
+        gathers the side tables' observed row counts (:meth:`BatchContext.emit`)."""
         if self.flow.checker is None:
             if self.flow.sink.reads_first:
                 return None, out, {}
-            return stats.count(out, self.flow.event_time_column), out, {}
+            observe = [n for names in ctx.side_metrics.values() for n in names]
+            return stats.count(out, self.flow.event_time_column, observe), out, {}
         checked = self.flow.checker(out, self.flow.event_time_column)
         return Stats(checked.rows, checked.max_event_time_ms), checked.out, checked.extra
 
@@ -314,8 +318,11 @@ class FlowLoop:
         observed = Observed(kept, self.flow.event_time_column)
         return observed, observed.df
 
-    def _write_sides(self, ctx: BatchContext, start: Mapping[str, Any], end: Mapping[str, Any],
-                     sides_done: set[str], rows_in: int) -> int:
+    def _write_sides(self, ctx: BatchContext, span: Span, sides_done: set[str],
+                     rows_in: int, observed: Mapping[str, int]) -> int:
+        """Commit each side table's rows with the batch's marker; the rows committed.
+        A side table whose rows the counting job observed needs no count of its own
+        (and no job at all when there are none)."""
         total = 0
         for ident, df in ctx.side_outputs.items():
             if ident not in self.flow.side_tables:
@@ -323,17 +330,27 @@ class FlowLoop:
                     f"flow {self.flow.name!r} emitted rows to {ident!r}, which is not one of its "
                     f"side tables {list(self.flow.side_tables)}; declare it (e.g. dead_letter=...)"
                 )
+            known = ctx.side_rows(ident, observed)
+            if known is not None:
+                total += known
+                if known and ident not in sides_done:
+                    self._append_side(df, ident, span, known, rows_in)
+                continue
             df = df.persist()
             try:
                 n = df.count()
                 total += n
                 if n and ident not in sides_done:
-                    marker = Marker(self.flow.name, start, end, rows=n, rows_in=rows_in,
-                                    committed_at_ms=int(time.time() * 1000))
-                    commit.append(df, ident, marker.to_summary())
+                    self._append_side(df, ident, span, n, rows_in)
             finally:
                 df.unpersist()
         return total
+
+    def _append_side(self, df: DataFrame, ident: str, span: Span, rows: int,
+                     rows_in: int) -> None:
+        marker = Marker(self.flow.name, span.start, span.end, rows=rows, rows_in=rows_in,
+                        committed_at_ms=int(time.time() * 1000))
+        commit.append(df, ident, marker.to_summary())
 
     # -- driving ---------------------------------------------------------------------
     def run_until_caught_up(self, max_batches: int | None = None) -> list[BatchResult]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icetide.tables.sql import quote_ident as q
@@ -34,6 +35,8 @@ class Stats:
 
     rows: int
     newest_ms: int | None
+    #: counts observed on the way (``Dataset.observe``; name → value), see :func:`count`
+    observed: Mapping[str, int] = field(default_factory=dict)
 
 
 def _aggregates(column: str | None) -> list[Column]:
@@ -52,10 +55,25 @@ def _stats(values: dict[str, object]) -> Stats:
     return Stats(rows, newest if isinstance(newest, int) else None)
 
 
-def count(out: DataFrame, column: str | None) -> Stats:
-    """Rows of ``out`` and the newest value of its event-time ``column``: one Spark job."""
-    row = out.agg(*_aggregates(column)).collect()[0]
-    return _stats(row.asDict())
+def count(out: DataFrame, column: str | None, observe: Sequence[str] = ()) -> Stats:
+    """Rows of ``out`` and the newest value of its event-time ``column``: one Spark job.
+
+    ``observe``: names of single-count metrics observed on frames ``out`` derives from
+    (e.g. the rows a decoder rejected); those the job ran through come back in
+    :attr:`Stats.observed`, read synchronously from the job's own query execution.
+    """
+    agg = out.agg(*_aggregates(column))
+    row = agg.collect()[0]
+    stats = _stats(row.asDict())
+    if not observe:
+        return stats
+    metrics = agg._jdf.queryExecution().observedMetrics()
+    found = {}
+    for name in observe:
+        value = metrics.get(name)
+        if value.isDefined():
+            found[name] = int(value.get().getLong(0))
+    return Stats(stats.rows, stats.newest_ms, found)
 
 
 class Observed:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,9 +17,11 @@ from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.reads import read_json
 from icetide.flows.context import BatchContext
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.flows.stats import Stats
 from icetide.lake import commit
 from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.sinks import AppendSink, MergeSink, Props, Sink, WriteResult
+from icetide.model.markers import Marker
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
 from icetide.tables.merge_engines import first_row
@@ -195,6 +197,48 @@ def test_empty_append_advances_position(spark: SparkSession, loop_broker: str) -
     assert loop.run_batch() is None
 
 
+class _CountsSidesApart(FlowLoop):
+    """The same loop, counting the dead letters by a job of their own."""
+
+    def _check(self, ctx: BatchContext, out: DataFrame
+               ) -> tuple[Stats | None, DataFrame, Mapping[str, str]]:
+        counted, kept, extra = super()._check(ctx, out)
+        return (replace(counted, observed={}) if counted else None), kept, extra
+
+
+def _appended(spark: SparkSession, bootstrap: str, loop_class: type[FlowLoop],
+              bad_ratio: float) -> tuple[list[BatchResult], str, str]:
+    name = f"t{next(_names)}"
+    produce_clicks(bootstrap, name, GenOptions(count=1400, bad_ratio=bad_ratio, seed=6))
+    target, dlq = _tables(spark, name)
+    loop = loop_class(spark, _flow("appended", name, bootstrap, target, dlq))
+    return loop.run_until_caught_up(), target, dlq
+
+
+@pytest.mark.parametrize("bad_ratio", [0.0, 0.1])
+def test_dead_letters_are_counted_by_the_job_that_counts_the_batch(
+        spark: SparkSession, loop_broker: str, bad_ratio: float) -> None:
+    """The job counting the output also counts the rejected rows (an observed metric): a
+    batch's dead letters need no job of their own to be counted, none when there are none."""
+    observed, target, dlq = _appended(spark, loop_broker, FlowLoop, bad_ratio)
+    apart, target_apart, dlq_apart = _appended(spark, loop_broker, _CountsSidesApart, bad_ratio)
+
+    assert spark.table(dlq).count() == sum(r.dlq_rows for r in observed) == (
+        spark.table(dlq_apart).count()) == sum(r.dlq_rows for r in apart)
+    assert (sum(r.dlq_rows for r in observed) > 0) == (bad_ratio > 0)
+    assert spark.table(target).count() == spark.table(target_apart).count() == (
+        1400 - sum(r.dlq_rows for r in observed))
+    assert [r.jobs + 1 for r in observed] == [r.jobs for r in apart]
+    for r in observed:
+        marker_rows = [m.rows for m in _dlq_markers(spark, dlq) if m.end == r.end]
+        assert marker_rows == ([r.dlq_rows] if r.dlq_rows else [])
+
+
+def _dlq_markers(spark: SparkSession, dlq: str) -> list[Marker]:
+    return [m for _, summary in commit.iter_ancestor_summaries(spark, dlq)
+            if (m := Marker.from_summary(summary)) is not None]
+
+
 class _CountedFirst(MergeSink):
     """The same MERGE, with the loop counting the batch by a job of its own first."""
 
@@ -228,7 +272,8 @@ def test_a_merge_batch_is_counted_on_the_sinks_own_read(
     assert max(r.max_event_time_ms or 0 for r in observed) == newest
     marker = commit.last_marker(spark, target, "merged")
     assert marker is not None and marker.max_event_time_ms == observed[-1].max_event_time_ms
-    assert [r.jobs + 1 for r in observed] == [r.jobs for r in counted]
+    # the MERGE's read spares the count's job; a count spares the dead letters' count
+    assert [r.jobs for r in observed] == [r.jobs for r in counted]
 
 
 def test_restarted_in_memory_broker_is_read_from_its_beginning(

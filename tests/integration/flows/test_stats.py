@@ -39,3 +39,16 @@ def test_observed_figures_come_with_the_read_that_needs_the_rows(spark: SparkSes
 def test_figures_nothing_read_are_counted_after_a_bounded_wait(spark: SparkSession) -> None:
     observed = Observed(_batch(spark), None)
     assert observed.get(wait=0.2) == Stats(41, None)
+
+
+def test_a_count_returns_the_metrics_observed_on_its_way(spark: SparkSession) -> None:
+    """Metrics observed on a frame the counted one derives from come with the count;
+    names the job did not pass are absent (never a guess)."""
+    from pyspark.sql import functions as F
+
+    base = _batch(spark).withColumn("bad", F.when(F.col("k") % 10 == 0, F.lit("reason")))
+    seen = base.observe("test_rejected", F.count(F.col("bad")).alias("rows"))
+    figures = stats.count(seen.where(F.col("bad").isNull()), "ts",
+                          observe=["test_rejected", "test_elsewhere"])
+    assert figures.rows == 37 and figures.observed == {"test_rejected": 4}
+    assert stats.count(base, "ts", observe=["test_rejected"]).observed == {}
