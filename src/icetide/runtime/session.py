@@ -249,6 +249,10 @@ def spark_conf(
         # (ExplainUtils: 1.8 % of the driver JVM's CPU samples, 0 with "simple"). EXPLAIN
         # keeps its own mode.
         "spark.sql.ui.explainMode": "simple",
+        # a batch's decoded rows live in Spark's cache for two or three passes (count,
+        # dead letters, write) and are then dropped: compressing them cost more than it
+        # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }

@@ -167,6 +167,13 @@ def test_spark_conf_caches_enough_generated_classes_for_a_pipeline(tmp_path: Pat
     assert spark_conf(mine, [])[key] == "300"
 
 
+def test_batch_caches_are_not_compressed_unless_the_user_says(tmp_path: Path) -> None:
+    key = "spark.sql.inMemoryColumnarStorage.compressed"
+    assert spark_conf(Settings(home=tmp_path), [])[key] == "false"  # Spark's: true
+    mine = Settings(home=tmp_path, spark=SparkConfig(conf={key: "true"}))
+    assert spark_conf(mine, [])[key] == "true"
+
+
 def test_adaptive_execution_is_off_on_one_machine_only(tmp_path: Path) -> None:
     key = "spark.sql.adaptive.enabled"
     assert spark_conf(Settings(home=tmp_path), [])[key] == "false"  # local[*]
