@@ -63,10 +63,10 @@ def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
     return _call(spark, split_qualified(ident)[0], "rewrite_data_files", args)
 
 
-def rewrite_position_deletes(spark: SparkSession, ident: str) -> dict[str, Any]:
+def rewrite_position_deletes(spark: SparkSession, ident: str,
+                             options: dict[str, str]) -> dict[str, Any]:
     return _call(spark, split_qualified(ident)[0], "rewrite_position_delete_files",
-                 {"table": _in_catalog(ident),
-                  "options": {"partial-progress.enabled": "true", "rewrite-all": "true"}})
+                 {"table": _in_catalog(ident), "options": options})
 
 
 def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, Any]:

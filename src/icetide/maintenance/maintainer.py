@@ -28,6 +28,7 @@ from icetide.tables.upkeep import (
     LAST_PASS_PROP,
     FlowMark,
     compaction_options,
+    delete_rewrite_options,
     expiry_cutoff,
     full_size_bytes,
     metadata_properties,
@@ -79,7 +80,7 @@ class Maintainer:
         report = MaintenanceReport(ident, self.dry_run, table_stats(self.spark, jtable))
         steps: list[tuple[str, Callable[[], dict[str, Any] | None]]] = [
             ("compaction", lambda: self._compact(ident, policy, report.before)),
-            ("deletes", lambda: self._deletes(ident, report.before)),
+            ("deletes", lambda: self._deletes(ident, policy, report.before)),
             ("manifests", lambda: self._manifests(ident, policy)),
             ("expiry", lambda: self._expire(ident, policy)),
             ("orphans", lambda: self._orphans(ident, policy) if orphans else None),
@@ -133,15 +134,18 @@ class Maintainer:
             lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))
         return {**plan, **result}
 
-    def _deletes(self, ident: str, stats: TableStats) -> dict[str, Any] | None:
+    def _deletes(self, ident: str, policy: MaintenanceConfig, stats: TableStats
+                 ) -> dict[str, Any] | None:
         current = (table_stats(self.spark, load_table(self.spark, ident)) if not self.dry_run
                    else stats)
         if current.delete_files < 2:
             return None
         if self.dry_run:
             return {"delete_files_before": current.delete_files}
-        return actions.retry_conflicts(f"delete rewrite of {ident}",
-                                       lambda: actions.rewrite_position_deletes(self.spark, ident))
+        options = delete_rewrite_options(policy, current.bytes)
+        return actions.retry_conflicts(
+            f"delete rewrite of {ident}",
+            lambda: actions.rewrite_position_deletes(self.spark, ident, options))
 
     def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
         manifests = table_stats(self.spark, load_table(self.spark, ident)).manifests

@@ -95,13 +95,10 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
     (``table_bytes``, e.g. a CDC dimension of a few rows in 4 buckets) is rewritten in
     one commit, its groups together: there a Spark job and a commit per group are most of
     the time."""
-    small_table = table_bytes is not None and table_bytes < policy.target_file_size
     options = {
         "target-file-size-bytes": str(policy.target_file_size),
         "min-input-files": str(policy.min_input_files),
-        "partial-progress.enabled": str(not small_table).lower(),
-        "partial-progress.max-commits": "10",
-        "max-concurrent-file-group-rewrites": str(SMALL_TABLE_GROUPS if small_table else 1),
+        **_commit_options(policy, table_bytes),
     }
     if not full:
         options["min-file-size-bytes"] = str(small_file_bytes(policy))
@@ -111,6 +108,25 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
         # deletes left pointing at rewritten files would count (and be read) forever
         options["remove-dangling-deletes"] = "true"
     return options
+
+
+def _commit_options(policy: MaintenanceConfig, table_bytes: int | None) -> dict[str, str]:
+    """Partial progress and file groups at a time of a rewrite (see :func:`compaction_options`)."""
+    small_table = table_bytes is not None and table_bytes < policy.target_file_size
+    return {
+        "partial-progress.enabled": str(not small_table).lower(),
+        "partial-progress.max-commits": "10",
+        "max-concurrent-file-group-rewrites": str(SMALL_TABLE_GROUPS if small_table else 1),
+    }
+
+
+def delete_rewrite_options(policy: MaintenanceConfig, table_bytes: int | None = None
+                           ) -> dict[str, str]:
+    """Options of ``rewrite_position_delete_files``: every delete file (``rewrite-all``:
+    it also drops the deletes of data files a compaction rewrote), committed as
+    :func:`compaction_options` commits: a table of less than one target file (a CDC
+    dimension) in one commit with its groups together, else each group on its own."""
+    return {"rewrite-all": "true", **_commit_options(policy, table_bytes)}
 
 
 def metadata_properties(policy: MaintenanceConfig) -> dict[str, str]:

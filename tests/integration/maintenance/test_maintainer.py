@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from icetide.config import MaintenanceConfig, Settings
 from icetide.errors import PositionLostError
@@ -109,6 +109,33 @@ def test_deletes_are_applied_on_a_primary_key_table(
     assert report.before.delete_files > 0 and report.after is not None
     assert report.after.delete_files == 0, report
     assert sorted(spark.table(ident).collect()) == expected
+
+
+def _few_deletes(spark: SparkSession, ident: str) -> list[Row]:
+    """A 4-bucket primary-key table with 15 of 2,015 rows deleted by 3 MERGEs: Spark
+    keeps one delete file per data file (file granularity), so 4 delete files."""
+    spark.sql(create_table_sql(ident, [("id", "bigint NOT NULL"), ("v", "bigint")],
+                               partition_sql=["bucket(4, `id`)"],
+                               properties=PRIMARY_KEY_TABLE_PROPERTIES))
+    spark.range(0, 2000).selectExpr("id", "0L v").writeTo(ident).append()
+    for i in range(1, 4):
+        spark.range(i, 2000, 400).selectExpr("id", f"{i}L v").createOrReplaceTempView("u")
+        spark.sql(f"MERGE INTO {ident} t USING u ON t.id = u.id "
+                  "WHEN MATCHED THEN UPDATE SET v = u.v")
+    return sorted(spark.table(ident).collect())
+
+
+def test_delete_files_of_a_small_table_are_rewritten_in_one_commit(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    """Its 4 buckets' delete files are one file group each: rewritten together, one commit."""
+    expected = _few_deletes(spark, "lake.mt.few_deletes")
+    policy = EAGER.model_copy(update={"min_input_files": 100, "retain_last": 100})
+    report = Maintainer(spark, _settings(icetide_settings, policy)).run("mt.few_deletes")
+    assert "compaction" not in report.actions and report.before.delete_files == 4
+    assert report.actions["deletes"]["rewritten_delete_files_count"] == 4, report
+    table = commit.load_table(spark, "lake.mt.few_deletes")
+    assert sum(1 for s in table.snapshots() if s.operation() == "replace") == 1
+    assert sorted(spark.table("lake.mt.few_deletes").collect()) == expected
 
 
 def test_orphans_go_only_after_the_safety_age(

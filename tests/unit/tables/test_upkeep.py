@@ -9,6 +9,7 @@ from icetide.errors import ConfigError, MaintenanceError
 from icetide.tables.upkeep import (
     FlowMark,
     compaction_options,
+    delete_rewrite_options,
     expiry_cutoff,
     full_size_bytes,
     needed_snapshots,
@@ -68,6 +69,17 @@ def test_a_table_below_one_target_file_is_compacted_in_one_commit() -> None:
     big = compaction_options(policy, deletes_heavy=True, table_bytes=128 << 20)
     assert big["partial-progress.enabled"] == "true"
     assert big["max-concurrent-file-group-rewrites"] == "1"
+
+
+def test_delete_files_of_a_small_table_are_rewritten_in_one_commit() -> None:
+    policy = MaintenanceConfig(target_file_size=128 << 20)
+    tiny = delete_rewrite_options(policy, table_bytes=100_000)
+    assert tiny == {"rewrite-all": "true", "partial-progress.enabled": "false",
+                    "partial-progress.max-commits": "10",
+                    "max-concurrent-file-group-rewrites": "4"}
+    for big in (delete_rewrite_options(policy, 128 << 20), delete_rewrite_options(policy)):
+        assert big["partial-progress.enabled"] == "true" and big["rewrite-all"] == "true"
+        assert big["max-concurrent-file-group-rewrites"] == "1"
 
 
 def test_medium_files_are_merged_once_a_partition_has_a_full_file_of_them() -> None:
