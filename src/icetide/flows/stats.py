@@ -7,7 +7,9 @@ the observed plan, so the figures come with that job instead of costing one more
 
 Spark hands observed metrics to a query listener on its listener bus, shortly after the
 action returns: :meth:`Observed.get` waits for them (bounded), and counts the rows itself
-when they never come (an action that did not run the observed plan).
+when they never come (an action that did not run the observed plan). :func:`count`, whose
+job is its own, reads metrics observed further down its plan (the rows a decoder rejected)
+from that job's query execution as soon as it returns.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def count(out: DataFrame, column: str | None, observe: Sequence[str] = ()) -> St
     if not observe:
         return stats
     metrics = agg._jdf.queryExecution().observedMetrics()
-    found = {}
+    found: dict[str, int] = {}
     for name in observe:
         value = metrics.get(name)
         if value.isDefined():
