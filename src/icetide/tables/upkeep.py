@@ -102,6 +102,7 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
     }
     if not full:
         options["min-file-size-bytes"] = str(small_file_bytes(policy))
+        options.update(_one_task_groups(policy, table_bytes))
     if deletes_heavy:
         options["delete-ratio-threshold"] = str(policy.delete_ratio)
         options["delete-file-threshold"] = "1"
@@ -118,6 +119,18 @@ def _commit_options(policy: MaintenanceConfig, table_bytes: int | None) -> dict[
         "partial-progress.max-commits": "10",
         "max-concurrent-file-group-rewrites": str(SMALL_TABLE_GROUPS if small_table else 1),
     }
+
+
+def _one_task_groups(policy: MaintenanceConfig, table_bytes: int | None) -> dict[str, str]:
+    """A routine pass over a table of more than one target file: file groups of at most
+    one target file. Each group's Spark job is then one task (it writes one file), so with
+    one group at a time the pass holds one core, not all of them: a group of many target
+    files is a job of as many tasks, and a flow's next batch would wait for one of them
+    to end. Small files fill a group with far more than ``min-input-files`` of them; a
+    full pass keeps whole-partition groups, or medium files would never merge."""
+    if table_bytes is not None and table_bytes < policy.target_file_size:
+        return {}
+    return {"max-file-group-size-bytes": str(policy.target_file_size)}
 
 
 def delete_rewrite_options(policy: MaintenanceConfig, table_bytes: int | None = None

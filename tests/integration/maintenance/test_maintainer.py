@@ -186,3 +186,36 @@ def test_compaction_leaves_compacted_files_until_they_add_up_to_a_full_one(
     assert report.actions["compaction"]["files"] == "all below full size"
     assert report.actions["compaction"]["rewritten_data_files_count"] == 4
     assert spark.table(ident).count() == 600 * 3 + 40
+
+
+def _rewrite_job_tasks(spark: SparkSession) -> dict[int, int]:
+    """Tasks of each Spark job Iceberg ran to rewrite data files (its job groups)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    found = {}
+    for k in range(jobs.size()):
+        job = jobs.apply(k)
+        group = job.jobGroup()
+        if group.isDefined() and "REWRITE-DATA-FILES" in str(group.get()).upper():
+            found[int(job.jobId())] = int(job.numTasks())
+    return found
+
+
+def test_a_routine_pass_holds_one_core_at_a_time(
+        spark: SparkSession, icetide_settings: Settings) -> None:
+    # target 1 MiB (small < 64 KiB): 120 small files of ~26 KiB, ~3 MiB in all; in one
+    # group they would be one job of about three tasks
+    policy = EAGER.model_copy(update={"target_file_size": 1 << 20, "min_input_files": 4})
+    ident = "lake.mt.one_core"
+    spark.sql(f"CREATE TABLE {ident} (id bigint, v string) USING iceberg")
+    spark.range(0, 84_000, numPartitions=120).selectExpr(
+        "id", "sha2(cast(id as string), 256) v").writeTo(ident).append()
+    before = _rewrite_job_tasks(spark)
+    report = Maintainer(spark, _settings(icetide_settings, policy)).run(
+        "mt.one_core", orphans=False)
+
+    assert report.actions["compaction"]["files"] == "small only"
+    assert report.actions["compaction"]["rewritten_data_files_count"] == 120
+    assert report.actions["compaction"]["added_data_files_count"] >= 3  # groups of ≤ 1 MiB
+    tasks = [n for j, n in _rewrite_job_tasks(spark).items() if j not in before]
+    assert tasks and max(tasks) == 1, tasks  # every rewrite job: one task, one core
+    assert spark.table(ident).count() == 84_000

@@ -71,6 +71,19 @@ def test_a_table_below_one_target_file_is_compacted_in_one_commit() -> None:
     assert big["max-concurrent-file-group-rewrites"] == "1"
 
 
+def test_a_routine_pass_over_a_large_table_rewrites_one_target_file_per_group() -> None:
+    """One group at a time, each one target file: one task, one core (flows keep the rest);
+    a full pass (medium files) and a table below one target file keep whole groups."""
+    policy = MaintenanceConfig(target_file_size=128 << 20)
+    for table_bytes in (None, 1 << 40):
+        routine = compaction_options(policy, False, full=False, table_bytes=table_bytes)
+        assert routine["max-file-group-size-bytes"] == str(128 << 20)
+        assert routine["max-concurrent-file-group-rewrites"] == "1"
+    assert "max-file-group-size-bytes" not in compaction_options(policy, False)
+    assert "max-file-group-size-bytes" not in compaction_options(
+        policy, False, full=False, table_bytes=100_000)
+
+
 def test_delete_files_of_a_small_table_are_rewritten_in_one_commit() -> None:
     policy = MaintenanceConfig(target_file_size=128 << 20)
     tiny = delete_rewrite_options(policy, table_bytes=100_000)
