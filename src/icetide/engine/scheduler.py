@@ -18,7 +18,8 @@ stale its inputs already are (the hops above it). A flow with no target anywhere
 downstream runs on spare capacity: at most once per four of its batch durations. A batch
 that was not caught up is followed at once. Ready flows run concurrently on
 ``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
-so one heavy batch does not starve the rest, and at most one batch per target table at a
+so one heavy batch does not starve the rest (pools named by priority, see
+:func:`pool_names`), and at most one batch per target table at a
 time (flows into one table commit in turn; a second would only hold a worker); among
 ready flows the earliest deadline goes first: the arrival of the oldest input it holds +
 the tightest target it serves. A tight target is served first, for one target the hop
@@ -204,6 +205,25 @@ class Slot:
         return max(IDLE_POLL_MIN_S, IDLE_POLL_FACTOR * self.spacing)
 
 
+def depth(slot: Slot) -> int:
+    """Hops above this flow in the run: 0 for ODS, 2 for DWS fed by DWD fed by ODS."""
+    return max((depth(u) + 1 for u in slot.upstream), default=0)
+
+
+def pool_names(slots: Sequence[Slot]) -> dict[str, str]:
+    """Each flow's Spark FAIR pool, named by its priority: ``"000 ods.clicks"``.
+
+    Spark hands a free core to the pool with the fewest running tasks per weight, and
+    between equals to the pool whose *name* sorts first. By flow name alone, ``dws.*``
+    and ``maintenance`` would beat ``ods.*``: the flow with the tightest target would
+    lose every tie. The rank is the scheduler's own order: the tightest target served
+    first, for one target the hop furthest down (it holds the oldest input). The
+    maintenance pool's name, a letter, sorts after every flow's.
+    """
+    ranked = sorted(slots, key=lambda s: (s.target_s, -depth(s), s.name))
+    return {slot.name: f"{rank:03d} {slot.name}" for rank, slot in enumerate(ranked)}
+
+
 def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
          outputs: dict[str, frozenset[str]]) -> None:
     """Connect producers to consumers and decide which slots must poll.
@@ -241,6 +261,7 @@ class DagScheduler:
         self._wake = threading.Condition()
         self._ended = False  # a batch ended since the scheduler last looked (under _wake)
         self._errors: list[BaseException] = []
+        self.pools = pool_names(self.slots)
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
@@ -322,7 +343,8 @@ class DagScheduler:
     def _batch(self, slot: Slot, stop: threading.Event) -> None:
         began = time.monotonic()
         if self.spark is not None:  # FAIR pools: one heavy batch does not starve the rest
-            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", slot.name)
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool",
+                                                     self.pools[slot.name])
         try:
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)

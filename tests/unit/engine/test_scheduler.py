@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
-from icetide.engine.scheduler import UPKEEP_GAP_FACTOR, DagScheduler, Slot, link
+from icetide.engine.scheduler import (
+    UPKEEP_GAP_FACTOR,
+    UPKEEP_POOL,
+    DagScheduler,
+    Slot,
+    link,
+    pool_names,
+)
 from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
@@ -307,6 +314,17 @@ def test_priority_follows_the_tightest_target_served_downstream() -> None:
     s = _layers()
     assert s["ods"].target_s == s["dws"].target_s == 10.0
     assert s["side"].target_s == 60.0  # serves no target
+
+
+def test_spark_pools_sort_by_priority_so_the_tightest_target_wins_a_free_core() -> None:
+    """Spark breaks a tie between pools by name: the names carry the scheduler's order."""
+    s = _layers()
+    tight = _costed("zz_ods", None, 1.0, 5.0)  # sorts last by name alone
+    pools = pool_names([*s.values(), tight])
+    order = sorted(pools, key=pools.__getitem__)
+    assert order == ["zz_ods", "dws", "dwd", "ods", "side"]
+    assert pools["zz_ods"] == "000 zz_ods" and pools["side"] == "004 side"
+    assert max(pools.values()) < UPKEEP_POOL  # maintenance loses every tie
 
 
 def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:
