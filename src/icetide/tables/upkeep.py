@@ -111,9 +111,14 @@ def compaction_options(policy: MaintenanceConfig, deletes_heavy: bool,
     return options
 
 
+def _small_table(policy: MaintenanceConfig, table_bytes: int | None) -> bool:
+    """Whether the table holds less than one target file (``None``: not known)."""
+    return table_bytes is not None and table_bytes < policy.target_file_size
+
+
 def _commit_options(policy: MaintenanceConfig, table_bytes: int | None) -> dict[str, str]:
     """Partial progress and file groups at a time of a rewrite (see :func:`compaction_options`)."""
-    small_table = table_bytes is not None and table_bytes < policy.target_file_size
+    small_table = _small_table(policy, table_bytes)
     return {
         "partial-progress.enabled": str(not small_table).lower(),
         "partial-progress.max-commits": "10",
@@ -128,7 +133,7 @@ def _one_task_groups(policy: MaintenanceConfig, table_bytes: int | None) -> dict
     files is a job of as many tasks, and a flow's next batch would wait for one of them
     to end. Small files fill a group with far more than ``min-input-files`` of them; a
     full pass keeps whole-partition groups, or medium files would never merge."""
-    if table_bytes is not None and table_bytes < policy.target_file_size:
+    if _small_table(policy, table_bytes):
         return {}
     return {"max-file-group-size-bytes": str(policy.target_file_size)}
 
