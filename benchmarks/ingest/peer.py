@@ -8,6 +8,7 @@ partitioned by day of event time through pyiceberg (SQLite catalog).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from benchmarks.ingest.rawbench import from_offsets
 from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.sources.kafka.client import consumer_config
 from icetide.sources.kafka.watermarks import WatermarkClient
@@ -67,12 +69,14 @@ def _table(workdir: Path) -> Any:
     return table
 
 
-def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250_000) -> float:
-    """Consume the whole topic into a pyiceberg table; returns rows/s."""
+def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250_000,
+                     since: Mapping[int, int] | None = None) -> float:
+    """Consume the topic (from the offsets ``since``, per partition, where given) into a
+    pyiceberg table; returns rows/s."""
     from confluent_kafka import Consumer, TopicPartition
 
     table = _table(workdir)
-    marks = WatermarkClient(topic, bootstrap).watermarks()
+    marks = from_offsets(WatermarkClient(topic, bootstrap).watermarks(), since)
     total = sum(high - low for low, high in marks.values())
     consumer = Consumer(consumer_config(bootstrap))
     began = time.perf_counter()

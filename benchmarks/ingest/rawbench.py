@@ -36,6 +36,14 @@ class RawBenchResult:
         return self.messages / self.seconds if self.seconds > 0 else 0.0
 
 
+def from_offsets(marks: Mapping[int, tuple[int, int]], since: Mapping[int, int] | None
+                 ) -> dict[int, tuple[int, int]]:
+    """Per partition ``(first offset to read, high watermark)``: ``since``, else the low
+    watermark."""
+    since = since or {}
+    return {p: (max(low, since.get(p, low)), high) for p, (low, high) in marks.items()}
+
+
 def _decode(msgs: list[Any]) -> int:
     ok = 0
     loads = orjson.loads
@@ -51,11 +59,13 @@ def _decode(msgs: list[Any]) -> int:
 def raw_consume(
     bootstrap: str, topic: str, *, decode: bool = True,
     properties: Mapping[str, str] | None = None, timeout: float = 60.0,
+    since: Mapping[int, int] | None = None,
 ) -> RawBenchResult:
-    """Read (and decode) everything currently in ``topic``; timed from the first request."""
+    """Read (and decode) everything currently in ``topic`` (from the offsets ``since``,
+    per partition, where given); timed from the first request."""
     from confluent_kafka import Consumer, TopicPartition
 
-    marks = WatermarkClient(topic, bootstrap, properties).watermarks()
+    marks = from_offsets(WatermarkClient(topic, bootstrap, properties).watermarks(), since)
     total = sum(high - low for low, high in marks.values())
     consumer = Consumer(consumer_config(bootstrap, {**BULK_READ, **(properties or {})}))
     began = time.perf_counter()
