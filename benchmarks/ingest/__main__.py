@@ -6,12 +6,12 @@
 plus freshness: produce time → visible in a query (the Iceberg commit), p50/p99, while
 the flow runs continuously at a steady produce rate.
 
-Every path is timed twice in one process. First pass, right after start: (a) and (c)
-read the whole topic (the warm-up's 20,000 events and ``--events`` fresh ones), (b) the
-fresh ones, in a new JVM whose JIT compiler still takes CPU from the batches on a small
-machine (the pass reports the compiler's CPU time). Second pass: every path reads the
-same ``--events`` more — the rate a running ingester sustains. Prints the figures and
-ratios of both passes and appends them to docs/benchmarks.md.
+Every path is timed ``--passes`` times in one process, each pass over ``--events`` new
+events (in the first, (a) and (c) also read the warm-up's 20,000). Pass 1 runs right
+after start: for icetide a new JVM, whose JIT compiler still takes CPU from the batches
+on a small machine (each pass reports the compiler's CPU time); the last pass is the
+rate a running ingester sustains. Prints the figures and ratios of every pass and
+appends them to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--events", type=int, default=1_000_000, help="events for (a)/(b)/(c)")
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--max-records", type=int, default=500_000, help="per micro-batch")
+    p.add_argument("--passes", type=int, default=3, choices=range(1, 11), metavar="1..10",
+                   help="timed passes of every path, each over --events new events")
     p.add_argument("--fresh-seconds", type=float, default=60.0)
     p.add_argument("--fresh-rate", type=float, default=10_000.0, help="events/s produced")
     p.add_argument("--trigger", type=float, default=1.0, help="trigger interval, seconds")
@@ -144,35 +146,51 @@ def _pass(spark: SparkSession, flow: Flow, bootstrap: str, peer_dir: Path,
     return Pass(raw.rate, icetide, peer, len(results), (_jit_ms(spark) - jit) / 1000)
 
 
-def _cells(rate: float, raw: float) -> str:
-    return f"{rate:,.0f} | {rate / raw:.2f}"
+def _table(passes: list[Pass]) -> str:
+    rows = [f"| {i}{' (new process)' if i == 1 else ''} | {r.raw:,.0f} | {r.icetide:,.0f} "
+            f"| {r.peer:,.0f} | {r.icetide / r.raw:.2f} | {r.icetide / r.peer:.2f} "
+            f"| {r.batches} | {r.jit_seconds:.1f} s |" for i, r in enumerate(passes, 1)]
+    return "\n".join([
+        "| pass | (a) raw, events/s | (b) icetide, events/s | (c) peer, events/s | (b)/(a) "
+        "| (b)/(c) | (b) micro-batches | JIT compiler CPU during (b) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
 
 
-def _body(a: argparse.Namespace, cold: Pass, warm: Pass, gen_rate: float,
-          lat: np.ndarray) -> str:
+def _body(a: argparse.Namespace, passes: list[Pass], gen_rate: float, lat: np.ndarray) -> str:
     p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
-    rows = [("(a) raw confluent-kafka consume + orjson decode, 1 process", "raw"),
-            ("(b) icetide Kafka → `ods_behavior.clickevent`", "icetide"),
-            ("(c) pyiceberg-only Python ingester", "peer")]
-    table = "\n".join(
-        f"| {label} | {_cells(getattr(cold, k), cold.raw)} "
-        f"| {_cells(getattr(warm, k), warm.raw)} |" for label, k in rows)
+    last = passes[-1]
     return f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
-{a.partitions} --max-records {a.max_records} --fresh-rate {a.fresh_rate:.0f} --trigger {a.trigger}`
+{a.partitions} --max-records {a.max_records} --passes {a.passes} --fresh-rate \
+{a.fresh_rate:.0f} --trigger {a.trigger}`
 
-| path | first pass, events/s | ratio to (a) | second pass, events/s | ratio to (a) |
-| --- | ---: | ---: | ---: | ---: |
-{table}
+(a) raw confluent-kafka consume + orjson decode, 1 process; (b) icetide Kafka → \
+`ods_behavior.clickevent`; (c) pyiceberg-only Python ingester. Each pass: {a.events:,} new \
+events, read by every path.
 
-(b) / (c): first pass {cold.icetide / cold.peer:.2f}, second pass \
-{warm.icetide / warm.peer:.2f}. icetide's micro-batches: {cold.batches} and {warm.batches}; \
-CPU of the JVM's JIT compiler during them: {cold.jit_seconds:.1f} s and \
-{warm.jit_seconds:.1f} s. Generator: {gen_rate:,.0f} events/s produced.
+{_table(passes)}
+
+Sustained (pass {len(passes)}): (b) {last.icetide:,.0f} events/s = {last.icetide / last.raw:.2f} × \
+(a), {last.icetide / last.peer:.2f} × (c). Generator: {gen_rate:,.0f} events/s produced.
 
 Freshness at {a.fresh_rate:,.0f} events/s with a {a.trigger:g}s trigger (produce time → \
 Iceberg commit that makes the event visible), {len(lat):,} events: p50 {p50:.2f}s \
 ({p50 / a.trigger:.1f} × trigger), p99 {p99:.2f}s ({p99 / a.trigger:.1f} × trigger).
 """
+
+
+def _passes(spark: SparkSession, flow: Flow, bootstrap: str, a: argparse.Namespace,
+            tmp: Path) -> tuple[list[Pass], float]:
+    """``a.passes`` passes, each over ``a.events`` new events; the generator's rate."""
+    passes: list[Pass] = []
+    since: dict[int, int] | None = None  # pass 1: (a) and (c) read the warm-up's too
+    rate = 0.0
+    for i in range(1, a.passes + 1):
+        gen = produce_clicks(bootstrap, TOPIC, GenOptions(count=a.events, seed=1 + i))
+        rate = rate or gen.rate
+        passes.append(_pass(spark, flow, bootstrap, tmp / f"peer-{i}", since))
+        marks = WatermarkClient(TOPIC, bootstrap).watermarks()
+        since = {p: high for p, (_, high) in marks.items()}
+    return passes, rate
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -183,14 +201,10 @@ def main(argv: list[str] | None = None) -> None:
         produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
         spark, flow = _flow(Path(tmp) / "home", bs, a.max_records)
         FlowLoop(spark, flow).run_until_caught_up()  # Python workers, first plans
-        gen = produce_clicks(bs, TOPIC, GenOptions(count=a.events, seed=2))
-        cold = _pass(spark, flow, bs, Path(tmp) / "peer-1")
-        read = {p: high for p, (_, high) in WatermarkClient(TOPIC, bs).watermarks().items()}
-        produce_clicks(bs, TOPIC, GenOptions(count=a.events, seed=3))
-        warm = _pass(spark, flow, bs, Path(tmp) / "peer-2", since=read)
+        passes, rate = _passes(spark, flow, bs, a, Path(tmp))
         lat = _freshness(spark, flow, bs, a)
         stop_metastore(Settings(home=Path(tmp) / "home"))  # the home's catalog service
-    body = _body(a, cold, warm, gen.rate, lat)
+    body = _body(a, passes, rate, lat)
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('Ingest (benchmarks/ingest)', body)}")
