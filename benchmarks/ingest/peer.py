@@ -1,6 +1,7 @@
 """(c) The peer: a pyiceberg-only Python ingester (no Spark) doing the same job.
 
-One process consumes the topic with confluent-kafka, decodes and validates with orjson,
+One process consumes the topic with confluent-kafka (the bulk-read settings that the raw
+benchmark and icetide's reader tasks use), decodes and validates with orjson,
 looks products up in a dict, builds Arrow columns and appends them to an Iceberg table
 partitioned by day of event time through pyiceberg (SQLite catalog).
 """
@@ -18,7 +19,7 @@ import pyarrow as pa
 
 from benchmarks.ingest.rawbench import from_offsets
 from icetide.devkit.gen.seed_rows import PRODUCTS
-from icetide.sources.kafka.client import consumer_config
+from icetide.sources.kafka.client import BULK_READ, consumer_config
 from icetide.sources.kafka.watermarks import WatermarkClient
 
 ARROW_SCHEMA = pa.schema([
@@ -78,7 +79,7 @@ def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250
     table = _table(workdir)
     marks = from_offsets(WatermarkClient(topic, bootstrap).watermarks(), since)
     total = sum(high - low for low, high in marks.values())
-    consumer = Consumer(consumer_config(bootstrap))
+    consumer = Consumer(consumer_config(bootstrap, BULK_READ))  # as (a) and icetide's tasks
     began = time.perf_counter()
     consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in marks.items()])
     seen, pending, written = 0, [], 0
