@@ -117,12 +117,16 @@ def _kill_cycles(spark: SparkSession, env: dict[str, str], folder: Path, tmp: Pa
             _wait_commit(proc, log, flow)
             if phase == "snapshot" and kills["snapshot"] >= KILLS_PER_PHASE:
                 _wait_phase(spark, items, flow, proc, "binlog")  # enough: let it finish
-            time.sleep(rng.uniform(0.0, 6.0))
+            # the snapshot lasts a few batches: kill it within a second of a commit, or it
+            # may finish before it was killed often enough (seen in CI: 2 kills, then done)
+            time.sleep(rng.uniform(0.0, 1.0 if phase == "snapshot" else 6.0))
             during = _phase(spark, items, flow)  # the phase the kill interrupts
         finally:
             kill9(proc)
         kills[during] += 1
         cycle += 1
+        assert during == "snapshot" or kills["snapshot"] >= KILLS_PER_PHASE, (
+            f"the snapshot finished after {kills['snapshot']} kills: kill it sooner")
         assert cycle < 40, kills
     return kills
 
