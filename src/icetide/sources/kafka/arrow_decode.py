@@ -1,8 +1,10 @@
 """Decode Kafka JSON values into typed Arrow columns inside the reader task (no JVM).
 
 :class:`JsonDecoder` turns a batch of raw Kafka messages (``reader.ARROW_SCHEMA``) into
-the declared schema's columns with ``orjson``, one record at a time, so Spark never runs
-``from_json`` on ordinary records. It accepts only what it can prove Spark's
+the declared schema's columns, so Spark never runs ``from_json`` on ordinary records.
+Ordinary records take :mod:`.struct_decode` (``msgspec`` into a typed record, only
+where that provably gives what the path below gives); the others go through ``orjson``
+dicts, one record at a time, as described here. It accepts only what it can prove Spark's
 ``from_json`` (PERMISSIVE, the options of :mod:`.decode`) would accept *with the same
 values*; everything else is **deferred**: the record keeps its raw bytes and
 :func:`icetide.sources.kafka.decode.finish_decoded` parses it with Spark exactly as
@@ -36,9 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from icetide.sources.kafka import struct_decode
 
 #: Spark simple type name → Arrow type, for the types decoded in Python.
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -103,12 +108,7 @@ class JsonDecoder:
     def decode(self, raw: pa.RecordBatch) -> pa.RecordBatch:
         """A raw message batch (``key, value, topic, partition, offset, timestamp``) decoded."""
         values = raw.column("value")
-        raws = values.to_pylist()
-        docs = [_load(v) for v in raws]
-        defer = [d is _FAILED for d in docs]
-        self._screen_duplicates(raws, docs, defer)
-        columns = [self._column(name, kind, docs, defer) for name, kind in self.fields]
-        mask = pa.array(defer, pa.bool_())
+        columns, mask = self._columns(values, values.to_pylist())
         for name in self.required:
             mask = pc.or_(mask, pc.is_null(columns[self._index(name)]))
         columns = [pc.if_else(mask, pa.scalar(None, c.type), c) for c in columns]
@@ -117,6 +117,30 @@ class JsonDecoder:
         tail = [raw.column("topic"), raw.column("partition"), raw.column("offset"),
                 stamps, kept_raw, mask]
         return pa.RecordBatch.from_arrays([*columns, *tail], schema=self.arrow_schema())
+
+    def _columns(self, values: pa.Array, raws: list[bytes | None]
+                 ) -> tuple[list[pa.Array], pa.BooleanArray]:
+        """The schema's columns and the deferred records: :mod:`.struct_decode` where it
+        proves a record ordinary, the dict path for the rest."""
+        types = [ARROW_TYPES[t] for _, t in self.fields]
+        if not struct_decode.worth_trying(self.fields, types, values, raws):
+            return self._dict_columns(raws)
+        columns, slow = struct_decode.columns(self.fields, types, values, raws)
+        picked = np.flatnonzero(slow.to_numpy(zero_copy_only=False))
+        none = pa.array(np.zeros(len(raws), dtype=bool))
+        if not len(picked):
+            return columns, none
+        patches, defer = self._dict_columns([raws[i] for i in picked])
+        return ([pc.replace_with_mask(c, slow, p) for c, p in zip(columns, patches, strict=True)],
+                pc.replace_with_mask(none, slow, defer))
+
+    def _dict_columns(self, raws: list[bytes | None]) -> tuple[list[pa.Array], pa.BooleanArray]:
+        """The schema's columns through ``orjson`` dicts, and the deferred records."""
+        docs = [_load(v) for v in raws]
+        defer = [d is _FAILED for d in docs]
+        self._screen_duplicates(raws, docs, defer)
+        columns = [self._column(name, kind, docs, defer) for name, kind in self.fields]
+        return columns, pa.array(defer, pa.bool_())
 
     def _index(self, name: str) -> int:
         return next(i for i, (n, _) in enumerate(self.fields) if n == name)

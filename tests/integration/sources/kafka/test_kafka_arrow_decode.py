@@ -103,13 +103,23 @@ def _rows(df: DataFrame) -> dict[int, dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("ddl,required", [
-    (CLICK_SCHEMA_DDL, CLICK_REQUIRED),
-    ("uid string, ok boolean, n bigint", ()),
-])
+CLICK_ORDINARY = [b'{"uid":"%d",' % i + BASE + b',"expendTime":%d}' % i for i in range(80)]
+FLAG_ORDINARY = [b'{"uid":"%d","ok":true,"n":%d}' % (i, -i) for i in range(80)]
+
+
+@pytest.mark.parametrize("ddl,required,ordinary", [
+    (CLICK_SCHEMA_DDL, CLICK_REQUIRED, CLICK_ORDINARY),
+    ("uid string, ok boolean, n bigint", (), FLAG_ORDINARY),
+], ids=["clicks", "flags"])
+@pytest.mark.parametrize("lead", [False, True], ids=["odd-batch", "ordinary-batch"])
 def test_same_valid_rows_values_and_reasons(spark: SparkSession, ddl: str,
-                                            required: tuple[str, ...]) -> None:
-    values = [v for v, _ in CASES] + EDGE + [
+                                            required: tuple[str, ...],
+                                            ordinary: list[bytes | None], lead: bool) -> None:
+    """An odd batch takes the dict path alone; one that starts ordinary takes msgspec
+    (:mod:`icetide.sources.kafka.struct_decode`) for what it proves, the dict path for
+    the rest."""
+    lead_in = ordinary if lead else []
+    values = lead_in + [v for v, _ in CASES] + EDGE + [
         b'{"ok":true,"n":1}', b'{"ok":"true"}', b'{"ok":1}', b'{"ok":null,"uid":false}']
     old, new = _both(spark, values, ddl, required)
     want, got = _rows(old), _rows(new)

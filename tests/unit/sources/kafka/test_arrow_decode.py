@@ -85,3 +85,63 @@ def test_unsupported_schemas_use_spark() -> None:
     assert JsonDecoder.for_fields([('we"ird', "string")]) is None
     assert JsonDecoder.for_fields([]) is None
     assert JsonDecoder.for_fields([("a.b", "string")]) is not None
+
+
+ODD: list[bytes | None] = [
+    None, b"", b"[1]", b"null", b"{}", b'{"uid":"a"', b'{"uid":"a"} junk', b'{"uid":"a\xff"}',
+    b'{"uid":"a","x":"\xff"}', b'{"uid":"a","x":1e999}', b'{"uid":"a","x":NaN}',
+    b'{"uid":"\\ud800"}', b'{"uid":1.5}', b'{"uid":513248}', b'{"uid":true}',
+    b'{"uid":"a","n":"1"}',
+    b'{"uid":"a","n":2147483648}', b'{"uid":"a","n":-2147483648}', b'{"uid":"a","n":true}',
+    b'{"uid":"a","n":1.0}', b'{"uid":"a","big":9223372036854775808}', b'{"uid":"a","ok":1}',
+    b'{"uid":null}', b'{"uid":"a","n":null}', b'{"uid":"a","n":"x","n":1}',
+    b'{"uid":"a","n":1,"n":2}', b'{"uid":"a","\\u006e":1}', b'{"uid":"a:b","n":1}',
+    b' {"uid":"a" , "n" : 1 } ', b'{"uid":"a","nested":{"n":"x"}}', b'\xef\xbb\xbf{"uid":"a"}',
+]
+
+
+def _ordinary(i: int) -> bytes:
+    return b'{"uid":"u%d","n":%d,"big":%d,"ok":%s}' % (i, i, -i, b"true" if i % 2 else b"false")
+
+
+def test_fast_path_gives_what_the_dict_path_gives() -> None:
+    """msgspec takes the ordinary records; each odd one decodes as the dict path alone has
+    it, wherever it sits in the batch."""
+    decoder = JsonDecoder.for_fields(FIELDS, ("uid",))
+    assert decoder is not None
+    values = [_ordinary(i) for i in range(200)]
+    for i, odd in enumerate(ODD):
+        values.insert(3 + 5 * i, odd)
+    raw = _raw(values)
+    columns, defer = decoder._columns(raw.column("value"), values)
+    want_columns, want_defer = decoder._dict_columns(values)
+    assert defer.to_pylist() == want_defer.to_pylist()
+    assert [c.to_pylist() for c in columns] == [c.to_pylist() for c in want_columns]
+    assert sum(want_defer.to_pylist()) > 10  # the comparison covers deferred records
+    rows = decoder.decode(raw).to_pylist()
+    assert [r["uid"] for r in rows[:3]] == ["u0", "u1", "u2"]
+
+
+def test_struct_path_proves_only_ordinary_records() -> None:
+    from icetide.sources.kafka import struct_decode
+
+    values = [_ordinary(1), *ODD]
+    types = [pa.string(), pa.int32(), pa.int64(), pa.bool_()]
+    _, slow = struct_decode.columns(FIELDS, types, pa.array(values, pa.binary()), values)
+    fast = [v for v, s in zip(values, slow.to_pylist(), strict=True) if not s]
+    # the only odd records msgspec may take: nothing but schema fields, typed, non-null
+    assert fast == [_ordinary(1), b"{}", b'{"uid":"a","n":-2147483648}',
+                    b'{"uid":"a","\\u006e":1}', b' {"uid":"a" , "n" : 1 } ']
+
+
+def test_batches_of_records_with_other_keys_skip_the_fast_path() -> None:
+    from icetide.sources.kafka import struct_decode
+
+    types = [pa.string(), pa.int32(), pa.int64(), pa.bool_()]
+    extra = [b'{"uid":"u","n":1,"page":"/p"}'] * 100
+    ordinary = [_ordinary(i) for i in range(100)]
+    assert not struct_decode.worth_trying(FIELDS, types, pa.array(extra, pa.binary()), extra)
+    assert struct_decode.worth_trying(FIELDS, types, pa.array(ordinary, pa.binary()), ordinary)
+    assert not struct_decode.worth_trying(FIELDS, types, pa.array([], pa.binary()), [])
+    rows = _decode(extra)
+    assert {(r["uid"], r["n"], r["_deferred"]) for r in rows} == {("u", 1, False)}
