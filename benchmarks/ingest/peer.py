@@ -1,7 +1,8 @@
 """(c) The peer: a pyiceberg-only Python ingester (no Spark) doing the same job.
 
 One process consumes the topic with confluent-kafka (the bulk-read settings that the raw
-benchmark and icetide's reader tasks use), decodes and validates with orjson,
+benchmark and icetide's reader tasks use), decodes and validates with msgspec (the
+decoder icetide's reader tasks use for ordinary records),
 looks products up in a dict, builds Arrow columns and appends them to an Iceberg table
 partitioned by day of event time through pyiceberg (SQLite catalog).
 """
@@ -12,9 +13,9 @@ import time
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import orjson
+import msgspec
 import pyarrow as pa
 
 from benchmarks.ingest.rawbench import from_offsets
@@ -29,28 +30,38 @@ ARROW_SCHEMA = pa.schema([
     ("eventTime", pa.timestamp("us")), ("dt", pa.string()),
 ])
 _PRODUCTS = {p[0]: (p[1], p[3]) for p in PRODUCTS}
-_INTS = ("expendTime", "webpageId", "updateTime")
+
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
 
 
-def _valid(event: Any) -> bool:
-    return (isinstance(event, dict) and all(type(event.get(k)) is int for k in _INTS)
-            and isinstance(event.get("uid"), str) and isinstance(event.get("productId"), str))
+class Click(msgspec.Struct):
+    """A valid click: the required fields present with their types (msgspec checks)."""
+
+    uid: str
+    productId: str
+    updateTime: int
+    expendTime: Int32
+    webpageId: Int32
+    cookieId: str | None = None
 
 
-def _columns(events: list[dict[str, Any]]) -> pa.Table:
-    ts = pa.array([e["updateTime"] * 1000 for e in events], pa.timestamp("us"))
+_DECODE = msgspec.json.Decoder(Click).decode
+
+
+def _columns(events: list[Click]) -> pa.Table:
+    ts = pa.array([e.updateTime * 1000 for e in events], pa.timestamp("us"))
     names, prices = [], []
     for e in events:
-        name, price = _PRODUCTS.get(e["productId"], (None, None))
+        name, price = _PRODUCTS.get(e.productId, (None, None))
         names.append(name)
         prices.append(Decimal(price) if price is not None else None)
     dt = pa.compute.strftime(ts, format="%Y%m%d")
     cols = {
-        "webpageId": pa.array([e["webpageId"] for e in events], pa.int32()),
-        "uid": [e["uid"] for e in events], "productId": [e["productId"] for e in events],
-        "cookieId": [e.get("cookieId") for e in events],
-        "expendTime": pa.array([e["expendTime"] for e in events], pa.int32()),
-        "updateTime": [e["updateTime"] for e in events], "name": names,
+        "webpageId": pa.array([e.webpageId for e in events], pa.int32()),
+        "uid": [e.uid for e in events], "productId": [e.productId for e in events],
+        "cookieId": [e.cookieId for e in events],
+        "expendTime": pa.array([e.expendTime for e in events], pa.int32()),
+        "updateTime": [e.updateTime for e in events], "name": names,
         "product_price": pa.array(prices, pa.decimal128(10, 4)), "eventTime": ts, "dt": dt,
     }
     return pa.table(cols, schema=ARROW_SCHEMA)
@@ -83,7 +94,6 @@ def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250
     began = time.perf_counter()
     consumer.assign([TopicPartition(topic, p, low) for p, (low, _) in marks.items()])
     seen, pending, written = 0, [], 0
-    loads = orjson.loads
     while seen < total:
         for msg in consumer.consume(10_000, 1.0):
             if msg.error() is not None:
@@ -93,11 +103,9 @@ def pyiceberg_ingest(bootstrap: str, topic: str, workdir: Path, chunk: int = 250
             if value is None:  # a tombstone: nothing to decode
                 continue
             try:
-                event = loads(value)
-            except orjson.JSONDecodeError:
+                pending.append(_DECODE(value))
+            except (msgspec.DecodeError, UnicodeDecodeError):  # malformed, missing, mistyped
                 continue
-            if _valid(event):
-                pending.append(event)
         if len(pending) >= chunk or (seen >= total and pending):
             table.append(_columns(pending))
             written += len(pending)
