@@ -10,13 +10,16 @@ Every path is timed ``--passes`` times in one process, each pass over ``--events
 events (in the first, (a) and (c) also read the warm-up's 20,000). Pass 1 runs right
 after start: for icetide a new JVM, whose JIT compiler still takes CPU from the batches
 on a small machine (each pass reports the compiler's CPU time); the last pass is the
-rate a running ingester sustains. Prints the figures and ratios of every pass and
-appends them to docs/benchmarks.md.
+rate a running ingester sustains. Each pass also reports the CPU seconds of every
+process (:mod:`benchmarks.cpu`) under (b) and (c), per 1,000,000 events: where the time
+goes. Prints the figures and ratios of every pass and appends them to
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import threading
 import time
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchmarks.cpu import CpuMeter, descendants
 from benchmarks.ingest.peer import pyiceberg_ingest
 from benchmarks.ingest.rawbench import raw_consume
 from benchmarks.report import append_section
@@ -124,6 +128,8 @@ class Pass:
     peer: float
     batches: int
     jit_seconds: float  # CPU the JVM's JIT compiler used during icetide's pass
+    cpu: Mapping[str, float]  # CPU seconds per process role during (b)
+    peer_cpu: Mapping[str, float]  # ... and during (c)
 
 
 def _jit_ms(spark: SparkSession) -> int:
@@ -133,17 +139,51 @@ def _jit_ms(spark: SparkSession) -> int:
                .getTotalCompilationTime())
 
 
+def _meter(spark: SparkSession, broker_pid: int | None) -> CpuMeter:
+    """CPU per role: this process (the peer; py4j for icetide), the Spark JVM (its task
+    threads and JIT), icetide's Python workers (the reader tasks) and the broker."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm_pid = int(jvm.java.lang.ProcessHandle.current().pid())
+    return CpuMeter({
+        "python": lambda: [os.getpid()], "jvm": lambda: [jvm_pid],
+        "workers": lambda: descendants(jvm_pid)[1:],
+        "broker": lambda: [broker_pid] if broker_pid else [],
+    })
+
+
 def _pass(spark: SparkSession, flow: Flow, bootstrap: str, peer_dir: Path,
-          since: Mapping[int, int] | None = None) -> Pass:
+          since: Mapping[int, int] | None, meter: CpuMeter) -> Pass:
     """(a) and (c) over the topic from ``since`` (else all of it), then (b) over what it
     has not committed yet: the same events."""
     raw = raw_consume(bootstrap, TOPIC, since=since)
+    meter.start()
     peer = pyiceberg_ingest(bootstrap, TOPIC, peer_dir, since=since)
+    peer_cpu = meter.stop()
     jit, began = _jit_ms(spark), time.perf_counter()
+    meter.start()
     results = FlowLoop(spark, flow).run_until_caught_up()
     seconds = time.perf_counter() - began
+    cpu = meter.stop()
     icetide = sum(r.rows_in for r in results) / seconds
-    return Pass(raw.rate, icetide, peer, len(results), (_jit_ms(spark) - jit) / 1000)
+    return Pass(raw.rate, icetide, peer, len(results), (_jit_ms(spark) - jit) / 1000,
+                cpu, peer_cpu)
+
+
+def _cpu_table(passes: list[Pass], events: int) -> str:
+    """CPU seconds per 1,000,000 events, per process role, of (b) and (c)."""
+    per = 1_000_000 / events
+    rows = [f"| {i} | {r.cpu['jvm'] * per:.2f} (JIT {r.jit_seconds * per:.2f}) "
+            f"| {r.cpu['workers'] * per:.2f} | {r.cpu['python'] * per:.2f} "
+            f"| {r.cpu['broker'] * per:.2f} | {sum(r.cpu.values()) * per:.2f} "
+            f"| {r.peer_cpu['python'] * per:.2f} | {r.peer_cpu['broker'] * per:.2f} "
+            f"| {(r.peer_cpu['python'] + r.peer_cpu['broker']) * per:.2f} |"
+            for i, r in enumerate(passes, 1)]
+    return "\n".join([
+        "CPU seconds per 1,000,000 events (Linux /proc), per process:\n",
+        "| pass | (b) Spark JVM | (b) Python workers | (b) driver | (b) broker | (b) all "
+        "| (c) peer | (c) broker | (c) all |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
 
 
 def _table(passes: list[Pass]) -> str:
@@ -169,6 +209,8 @@ events, read by every path.
 
 {_table(passes)}
 
+{_cpu_table(passes, a.events)}
+
 Sustained (pass {len(passes)}): (b) {last.icetide:,.0f} events/s = {last.icetide / last.raw:.2f} × \
 (a), {last.icetide / last.peer:.2f} × (c). Generator: {gen_rate:,.0f} events/s produced.
 
@@ -179,7 +221,7 @@ Iceberg commit that makes the event visible), {len(lat):,} events: p50 {p50:.2f}
 
 
 def _passes(spark: SparkSession, flow: Flow, bootstrap: str, a: argparse.Namespace,
-            tmp: Path) -> tuple[list[Pass], float]:
+            tmp: Path, meter: CpuMeter) -> tuple[list[Pass], float]:
     """``a.passes`` passes, each over ``a.events`` new events; the generator's rate."""
     passes: list[Pass] = []
     since: dict[int, int] | None = None  # pass 1: (a) and (c) read the warm-up's too
@@ -187,7 +229,7 @@ def _passes(spark: SparkSession, flow: Flow, bootstrap: str, a: argparse.Namespa
     for i in range(1, a.passes + 1):
         gen = produce_clicks(bootstrap, TOPIC, GenOptions(count=a.events, seed=1 + i))
         rate = rate or gen.rate
-        passes.append(_pass(spark, flow, bootstrap, tmp / f"peer-{i}", since))
+        passes.append(_pass(spark, flow, bootstrap, tmp / f"peer-{i}", since, meter))
         marks = WatermarkClient(TOPIC, bootstrap).watermarks()
         since = {p: high for p, (_, high) in marks.items()}
     return passes, rate
@@ -201,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
         produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
         spark, flow = _flow(Path(tmp) / "home", bs, a.max_records)
         FlowLoop(spark, flow).run_until_caught_up()  # Python workers, first plans
-        passes, rate = _passes(spark, flow, bs, a, Path(tmp))
+        passes, rate = _passes(spark, flow, bs, a, Path(tmp), _meter(spark, broker.pid))
         lat = _freshness(spark, flow, bs, a)
         stop_metastore(Settings(home=Path(tmp) / "home"))  # the home's catalog service
     body = _body(a, passes, rate, lat)
