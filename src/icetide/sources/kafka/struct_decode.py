@@ -1,9 +1,10 @@
 """The fast path of :class:`~icetide.sources.kafka.arrow_decode.JsonDecoder`: ``msgspec``.
 
 ``msgspec`` decodes a value straight into a typed record (no dict, no per-field type
-checks in Python) at about a third of what ``orjson`` + the dict path cost (0.5 against
-1.8 µs a click event in a reader task). It takes a record only when it can prove the
-dict path would take it with the same values:
+checks in Python): decoding 1,000,000 click events into columns in one reader took
+1.3 CPU-s this way against 1.9 through the dict path (docs/benchmarks.md, 2026-11-27).
+It takes a record only when it can prove the dict path would take it with the same
+values:
 
 * ``msgspec`` decoded it: a JSON object with valid UTF-8, no ``NaN`` or trailing text,
   whose schema fields have exactly the declared type (a string in a ``string`` field, an
@@ -58,11 +59,6 @@ def _decoder(fields: Fields) -> tuple[Callable[[bytes | None], Any], object]:
             return empty
 
     return one, empty
-
-
-def supported(kinds: Sequence[str]) -> bool:
-    """Whether every Spark type in ``kinds`` is one this path decodes."""
-    return all(kind in _TYPES for kind in kinds)
 
 
 def columns(fields: Fields, types: Sequence[pa.DataType], values: pa.Array,
