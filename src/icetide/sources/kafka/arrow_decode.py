@@ -49,7 +49,7 @@ from icetide.sources.kafka import struct_decode
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "boolean": pa.bool_(),
 }
-_RANGES = {"int": (-(2**31), 2**31 - 1), "bigint": (-(2**63), 2**63 - 1)}
+_RANGES = struct_decode.RANGES
 #: Columns after the schema's fields (``_deferred``: parse the raw ``_value`` in Spark).
 TAIL_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("_topic", pa.string()), ("_partition", pa.int32()), ("_offset", pa.int64()),

@@ -2,8 +2,8 @@
 
 ``msgspec`` decodes a value straight into a typed record (no dict, no per-field type
 checks in Python): decoding 1,000,000 click events into columns in one reader took
-1.3 CPU-s this way against 1.9 through the dict path (docs/benchmarks.md, 2026-11-27).
-It takes a record only when it can prove the dict path would take it with the same
+about 1.5 CPU-s this way against 1.85 through the dict path (docs/benchmarks.md,
+2026-11-27). It takes a record only when it can prove the dict path would take it with the same
 values:
 
 * ``msgspec`` decoded it: a JSON object with valid UTF-8, no ``NaN`` or trailing text,
@@ -31,11 +31,14 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-#: Spark simple type name → the type ``msgspec`` checks (ranges of Spark's int/bigint).
+#: Spark's integer types and their ranges (the dict path checks the same ones).
+RANGES: dict[str, tuple[int, int]] = {"int": (-(2**31), 2**31 - 1),
+                                      "bigint": (-(2**63), 2**63 - 1)}
+#: Spark simple type name → the type ``msgspec`` checks.
 _TYPES: dict[str, object] = {
     "string": str, "boolean": bool,
-    "int": Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)],
-    "bigint": Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)],
+    **{kind: Annotated[int, msgspec.Meta(ge=low, le=high)]
+       for kind, (low, high) in RANGES.items()},
 }
 SAMPLE = 64  # records :func:`worth_trying` decodes to judge a batch
 Fields = tuple[tuple[str, str], ...]
