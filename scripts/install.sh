@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install icetide into ./.venv. With --test, also the test tools and the system
-# services the tests start themselves (MariaDB, PostgreSQL + its JDBC driver), and
+# Install icetide into ./.venv and resolve its JVM dependencies (runtime/jars.toml) from
+# Maven Central into the jar cache (~/.cache/icetide/jars). With --test, also the test
+# tools and the system services the tests start themselves (MariaDB, PostgreSQL), and
 # chromium for the dashboard's browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,6 @@ need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 if [ "$test_mode" = 1 ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-  [ -f /usr/share/java/postgresql.jar ] || need+=(libpostgresql-jdbc-java)
   # the dashboard's browser test drives Debian's chromium with playwright (no browser download)
   [ -x /usr/bin/chromium ] || need+=(chromium)
 fi
@@ -55,3 +55,7 @@ if [ ${#need[@]} -gt 0 ]; then
       "seed rows, no CDC). For the whole system: sudo apt-get install ${need[*]}" >&2
   fi
 fi
+
+# The JVM dependencies by Maven coordinates (Iceberg runtime, Kafka source, S3, PostgreSQL
+# driver): resolved once here; later runs read the cache and need no network.
+"$VENV/bin/icetide" jars resolve >/dev/null

@@ -3,7 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
-export ICETIDE_JAR_CACHE=${ICETIDE_JAR_CACHE:-$HOME/.cache/icetide/jars}
 "$VENV/bin/ruff" check --quiet src tests examples benchmarks
 "$VENV/bin/mypy" --no-error-summary
 # Layer rules (pyproject.toml [tool.importlinter]): no cycles, no pyspark in the core.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -12,12 +11,10 @@ from pyspark.sql import SparkSession
 from icetide.config import CatalogConfig, MetastoreConfig, Settings, SparkConfig
 from icetide.devkit.embedded.postgres import EmbeddedPostgres
 from icetide.devkit.embedded.process import free_port
-from icetide.runtime.catalogs import POSTGRES_JDBC_JAR
+from icetide.runtime.classpath import group_jars
 from icetide.runtime.session import get_spark, stop_spark
 from tests.metastores import stop_metastores_under
 
-# Built jars (relocated Jackson) are shared by all test sessions; CI sets the same default.
-os.environ.setdefault("ICETIDE_JAR_CACHE", str(Path.home() / ".cache" / "icetide" / "jars"))
 # The port of every metastore service the tests start (see the metastore section below).
 os.environ.setdefault("ICETIDE_METASTORE__PORT", str(free_port()))
 
@@ -42,7 +39,7 @@ def icetide_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="session")
 def spark(icetide_settings: Settings) -> Iterator[SparkSession]:
-    session = get_spark(icetide_settings, extra_jars=[POSTGRES_JDBC_JAR])
+    session = get_spark(icetide_settings, extra_jars=group_jars(icetide_settings, ["postgres"]))
     yield session
     stop_spark()
 

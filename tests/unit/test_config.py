@@ -104,7 +104,10 @@ def test_a_setting_with_one_underscore_is_refused_not_ignored() -> None:
                                           r"ICETIDE_KAFKA__BOOTSTRAP"):
         load_settings(environ={"ICETIDE_KAFKA_BOOTSTRAP": "127.0.0.1:9092"})
     # variables that are not settings keep working
-    load_settings(environ={"ICETIDE_JAR_CACHE": "/tmp/jars", "ICETIDE_HOME": "/tmp/h"})
+    load_settings(environ={"ICETIDE_TEST_RUN": "1", "ICETIDE_HOME": "/tmp/h"})
+    with pytest.raises(ConfigError, match="ICETIDE_JAR_CACHE is no longer read: set "
+                                          "ICETIDE_JARS__CACHE"):
+        load_settings(environ={"ICETIDE_JAR_CACHE": "/tmp/jars"})
 
 
 def test_kafka_client_secrets_come_from_the_environment(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from icetide.app.catalog import CatalogService
     from icetide.app.dashboard import DashboardState, DeadLetter
+    from icetide.app.jars import JarListing
     from icetide.app.status import TableStatus
     from icetide.cdc.reset import ResnapshotRequest
     from icetide.engine.run import PipelineRun
@@ -294,3 +295,19 @@ class Context:
 
         return migrate_into_catalog(self.settings, warehouse, dry_run=dry_run,
                                     progress=progress)
+
+    # -- JVM dependencies ----------------------------------------------------------------
+    def jars(self, *, resolve: bool = False, force: bool = False) -> JarListing:
+        """The pinned JVM dependencies and their files; ``resolve`` fetches what is missing
+        (``force``: everything again) from ``jars.repository`` into the cache."""
+        from icetide.app.jars import list_jars, resolve_jars
+
+        if resolve or force:
+            return resolve_jars(self.settings, force=force)
+        return list_jars(self.settings)
+
+    def copy_jars(self, dest: Path) -> JarListing:
+        """Copy every resolved jar to ``dest`` for ``jars.dir`` (air-gapped, clusters)."""
+        from icetide.app.jars import copy_to
+
+        return copy_to(self.settings, dest)

@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                  "One table-maintenance pass (compact, expire, orphans); --dry-run."),
     "call": ("icetide.cli.maintain_cmd", "call",
              "Run an Iceberg procedure: system.rewrite_data_files(table => ...)."),
+    "jars": ("icetide.cli.jars_cmd", "jars",
+             "JVM dependencies by Maven coordinates: list, resolve, copy."),
     "serve": ("icetide.cli.serve_cmd", "serve",
               "Serve the lake to other tools (serve sql: HiveServer2 JDBC/ODBC)."),
 }

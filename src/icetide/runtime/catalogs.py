@@ -17,9 +17,8 @@ from urllib.parse import urlsplit
 from pyiceberg.table import Table
 
 from icetide.config import CatalogConfig, Settings
-from icetide.errors import ConfigError, RuntimeSetupError
+from icetide.errors import ConfigError
 from icetide.runtime.hadoop_tables import HadoopDirCatalog
-from icetide.runtime.jars import POSTGRES_JDBC_JAR
 from icetide.runtime.metastore.service import embedded, ensure_metastore, metastore_uri
 
 log = logging.getLogger(__name__)
@@ -134,18 +133,6 @@ def catalog_conf(settings: Settings) -> dict[str, str]:
     if settings.catalog.type == "hive":  # a lock outlives a dead writer by hive.txn.timeout
         conf["spark.hadoop.iceberg.hive.lock-heartbeat-interval-ms"] = "10000"
     return conf
-
-
-def catalog_jars(settings: Settings, postgres_jar: Path = POSTGRES_JDBC_JAR) -> list[Path]:
-    """Extra driver jars the catalog type needs (the PostgreSQL JDBC driver for ``jdbc``)."""
-    if settings.catalog.type != "jdbc":
-        return []
-    if not postgres_jar.is_file():
-        raise RuntimeSetupError(
-            f"the jdbc catalog needs the PostgreSQL JDBC driver at {postgres_jar}: "
-            "apt-get install libpostgresql-jdbc-java"
-        )
-    return [postgres_jar]
 
 
 def prepare_catalog(settings: Settings) -> None:

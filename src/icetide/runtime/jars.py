@@ -1,164 +1,180 @@
-"""The jars Spark needs for Iceberg, found in installed Python packages and built once.
+"""The JVM dependencies icetide puts on Spark's class path, by Maven coordinates.
 
-* ``iceberg-spark-runtime-3.5_<scala>-<version>.jar`` from the PyPI package
-  ``snowpark-connect-deps-iceberg``;
-* its missing shaded Jackson, relocated from pyspark's own ``jackson-*.jar``;
-* optionally its missing shaded Apache HttpClient 5 (REST catalog only), relocated from the
-  Debian ``libhttpclient5-java`` / ``libhttpcore5-java`` jars when they are installed.
-
-Built jars are cached under a file name keyed by a hash of their inputs, so a changed input
-builds a new jar and concurrent builders cannot see half-written files.
+The one pinned list is ``jars.toml`` beside this module: groups of coordinates
+(``iceberg``, ``kafka``, ``aws``, ``postgres``). :mod:`icetide.runtime.ivy` resolves them
+with their transitive dependencies from a Maven repository into the jar cache (once, at
+install: ``icetide jars resolve``) and records the files in a manifest; every later
+process only reads that manifest — a run after install needs no network. Air-gapped and
+cluster users point ``jars.dir`` at a directory made by ``icetide jars copy DIR``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import re
-import time
-from collections.abc import Sequence
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.relocate import Relocation, relocate_jars
 
-#: The PostgreSQL JDBC driver from Debian's libpostgresql-jdbc-java.
-POSTGRES_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 log = logging.getLogger(__name__)
 
-JAR_CACHE_ENV = "ICETIDE_JAR_CACHE"
-RELOCATOR_VERSION = "1"
-SHADED_PREFIX = "org.apache.iceberg.shaded."
-JACKSON_ARTIFACTS = (
-    "jackson-core",
-    "jackson-databind",
-    "jackson-annotations",
-    "jackson-datatype-jsr310",
-)
-JACKSON_RELOCATION = Relocation("com.fasterxml.jackson", SHADED_PREFIX + "com.fasterxml.jackson")
-HTTPCLIENT_RELOCATION = Relocation("org.apache.hc", SHADED_PREFIX + "org.apache.hc")
-SYSTEM_JAVA_DIR = Path("/usr/share/java")
-# Debian file names; httpcore5-h2 is optional (HTTP/2), the other two are required.
-HTTPCLIENT_JARS = ("httpclient5.jar", "httpcore5.jar", "httpcore5-h2.jar")
-_INSTALL_HINT = "pip install pyspark==3.5.9 snowpark-connect-deps-iceberg==1.0.3"
+SPEC_FILE = Path(__file__).with_name("jars.toml")
+#: the manifest ``icetide jars copy`` writes beside the copied jars
+DIR_MANIFEST = "icetide-jars.json"
+ALWAYS = ("iceberg", "kafka")
+_COORDINATE = re.compile(r"^([\w.\-]+):([\w.\-]+):([\w.\-]+)$")
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+
+
+@dataclass(frozen=True, order=True)
+class Coordinate:
+    """``group:artifact:version`` of one Maven artifact (a jar)."""
+
+    group: str
+    artifact: str
+    version: str
+
+    @classmethod
+    def parse(cls, text: str) -> Coordinate:
+        match = _COORDINATE.match(text.strip())
+        if match is None:
+            raise RuntimeSetupError(
+                f"{text!r} in {SPEC_FILE} is not a Maven coordinate: write group:artifact:version"
+            )
+        return cls(*match.groups())
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.artifact}-{self.version}.jar"
+
+    def __str__(self) -> str:
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+
+class JarGroup(BaseModel):
+    """One purpose's coordinates (their transitive dependencies come with them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    why: str
+    coordinates: tuple[str, ...]
+
+    def parsed(self) -> tuple[Coordinate, ...]:
+        return tuple(Coordinate.parse(c) for c in self.coordinates)
+
+
+class JarSpec(BaseModel):
+    """The pinned list: ``jars.toml`` as a typed model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    groups: dict[str, JarGroup]
+
+    def key(self) -> str:
+        """A hash of the list and of pyspark's jars (what the resolution excludes)."""
+        digest = hashlib.sha256(self.model_dump_json().encode())
+        digest.update("|".join(sorted(p.name for p in pyspark_jars_dir().glob("*.jar"))).encode())
+        return digest.hexdigest()[:16]
+
+
+def load_spec(path: Path = SPEC_FILE) -> JarSpec:
+    """The pinned coordinates, validated."""
+    try:
+        spec = JarSpec.model_validate(tomllib.loads(path.read_text()))
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise RuntimeSetupError(f"cannot read the JVM dependency list {path}: {exc}") from exc
+    for group in spec.groups.values():
+        group.parsed()
+    return spec
 
 
 def _package_dir(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
-        raise RuntimeSetupError(f"Python package {module!r} is not installed: {_INSTALL_HINT}")
+        raise RuntimeSetupError(f"Python package {module!r} is not installed: pip install icetide")
     return Path(spec.origin).parent
 
 
 def pyspark_jars_dir() -> Path:
-    """The ``jars/`` directory of the installed pyspark."""
+    """The ``jars/`` directory of the installed pyspark (Spark's own class path)."""
     return _package_dir("pyspark") / "jars"
 
 
-def scala_binary_version() -> str:
-    """The Scala binary version pyspark was built with (``2.12`` for pyspark 3.5 on PyPI)."""
-    for jar in pyspark_jars_dir().glob("scala-library-*.jar"):
-        match = re.match(r"scala-library-(\d+\.\d+)\.", jar.name)
-        if match:
-            return match.group(1)
-    raise RuntimeSetupError(
-        f"no scala-library-*.jar in {pyspark_jars_dir()}: reinstall pyspark ({_INSTALL_HINT})"
-    )
+def default_cache() -> Path:
+    """``$XDG_CACHE_HOME/icetide/jars`` (``~/.cache/icetide/jars``): shared by every home,
+    as Maven's ``~/.m2`` and Ivy's ``~/.ivy2`` are."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "icetide" / "jars"
 
 
-def runtime_jar() -> Path:
-    """The Iceberg Spark 3.5 runtime jar matching pyspark's Scala version."""
-    jars = _package_dir("snowpark_connect_deps_iceberg") / "jars"
-    pattern = f"iceberg-spark-runtime-3.5_{scala_binary_version()}-*.jar"
-    found = sorted(jars.glob(pattern))
-    if not found:
-        raise RuntimeSetupError(f"no {pattern} in {jars}: reinstall with {_INSTALL_HINT}")
-    return found[-1]
+def jar_cache(settings: Settings) -> Path:
+    """Where resolved jars live: ``jars.cache`` or :func:`default_cache`."""
+    return (settings.jars.cache or default_cache()).expanduser().resolve()
 
 
-def jackson_jars() -> list[Path]:
-    """pyspark's Jackson jars that become the runtime jar's shaded Jackson."""
-    jars_dir = pyspark_jars_dir()
-    out = []
-    for artifact in JACKSON_ARTIFACTS:
-        found = sorted(jars_dir.glob(f"{artifact}-[0-9]*.jar"))
-        if not found:
-            raise RuntimeSetupError(
-                f"{artifact}-*.jar not found in {jars_dir}: reinstall pyspark ({_INSTALL_HINT})"
-            )
-        out.append(found[-1])
-    return out
+def uses_s3(settings: Settings) -> bool:
+    """A warehouse on S3 (or S3FileIO named in the catalog's properties)."""
+    scheme = urlsplit(settings.warehouse).scheme
+    return scheme in _S3_SCHEMES or settings.catalog.properties.get("io-impl", "").endswith(
+        "S3FileIO")
 
 
-def httpclient_jars(java_dir: Path = SYSTEM_JAVA_DIR) -> list[Path]:
-    """Debian's HttpClient 5 jars, or ``[]`` unless both client and core are installed."""
-    found = [java_dir / name for name in HTTPCLIENT_JARS if (java_dir / name).is_file()]
-    names = {p.name for p in found}
-    return found if {"httpclient5.jar", "httpcore5.jar"} <= names else []
+def needed_groups(settings: Settings) -> tuple[str, ...]:
+    """The groups a SparkSession for ``settings`` puts on its class path."""
+    groups = list(ALWAYS)
+    if uses_s3(settings):
+        groups.append("aws")
+    if settings.catalog.type == "jdbc":
+        groups.append("postgres")
+    return tuple(groups)
 
 
-def default_jar_cache(settings: Settings) -> Path:
-    """``$ICETIDE_JAR_CACHE`` (shared across homes, e.g. ``~/.cache/icetide/jars``) or
-    ``<home>/cache/jars``."""
-    env = os.environ.get(JAR_CACHE_ENV)
-    return Path(env).expanduser() if env else settings.path("cache", "jars")
+@dataclass(frozen=True)
+class ResolvedJar:
+    """One resolved file and the coordinate it is (a group's own or a transitive one)."""
+
+    coordinate: str
+    path: Path
 
 
-def _inputs_key(sources: Sequence[Path], relocations: Sequence[Relocation]) -> str:
-    digest = hashlib.sha256(f"relocator-v{RELOCATOR_VERSION}".encode())
-    for reloc in relocations:
-        digest.update(f"|{reloc.source}->{reloc.target}".encode())
-    for source in sources:
-        digest.update(f"|{source.name}|".encode())
-        digest.update(hashlib.sha256(source.read_bytes()).digest())
-    return digest.hexdigest()[:16]
+Resolved = dict[str, tuple[ResolvedJar, ...]]
 
 
-def build_relocated_jar(
-    stem: str, sources: Sequence[Path], relocations: Sequence[Relocation], cache_dir: Path
-) -> Path:
-    """Return ``<cache_dir>/<stem>-<inputs hash>.jar``, building it first if needed."""
-    dest = cache_dir / f"{stem}-{_inputs_key(sources, relocations)}.jar"
-    if dest.is_file():
-        log.debug("using cached %s", dest)
-        return dest
+def manifest_path(cache: Path, spec: JarSpec) -> Path:
+    return cache / f"resolved-{spec.key()}.json"
+
+
+def write_manifest(path: Path, resolved: Resolved, relative_to: Path | None = None) -> None:
+    """Write ``resolved`` atomically (paths relative to ``relative_to`` when given)."""
+
+    def shown(p: Path) -> str:
+        return str(p.relative_to(relative_to)) if relative_to else str(p)
+
+    doc = {group: [{"coordinate": j.coordinate, "path": shown(j.path)} for j in jars]
+           for group, jars in resolved.items()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"groups": doc}, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def read_manifest(path: Path) -> Resolved | None:
+    """The manifest at ``path``; None if absent, unreadable or naming a missing file."""
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RuntimeSetupError(
-            f"cannot create jar cache directory {cache_dir}: {exc}; "
-            f"set {JAR_CACHE_ENV} to a writable directory"
-        ) from exc
-    started = time.perf_counter()
-    stats = relocate_jars(sources, relocations, dest)
-    log.info(
-        "built %s (%d classes) in %.2fs", dest.name, stats.classes, time.perf_counter() - started
-    )
-    return dest
-
-
-def _jackson_stem(sources: Sequence[Path]) -> str:
-    match = re.search(r"-(\d[\w.]*)\.jar$", sources[0].name)
-    return "iceberg-shaded-jackson" + (f"-{match.group(1)}" if match else "")
-
-
-def ensure_jars(cache_dir: Path, java_dir: Path = SYSTEM_JAVA_DIR) -> list[Path]:
-    """The jars to put on ``spark.jars`` and the driver class path for Iceberg.
-
-    Returns the runtime jar, the relocated Jackson jar and, when Debian's HttpClient 5 jars
-    are installed in ``java_dir``, a relocated HttpClient jar (needed by the REST catalog).
-    """
-    jars = [runtime_jar()]
-    jackson = jackson_jars()
-    stem = _jackson_stem(jackson)
-    jars.append(build_relocated_jar(stem, jackson, [JACKSON_RELOCATION], cache_dir))
-    http = httpclient_jars(java_dir)
-    if http:
-        stem = "iceberg-shaded-httpclient5"
-        jars.append(build_relocated_jar(stem, http, [HTTPCLIENT_RELOCATION], cache_dir))
-    else:
-        log.debug("no HttpClient 5 jars in %s: the REST catalog client will not load", java_dir)
-    return jars
+        doc = json.loads(path.read_text())["groups"]
+        resolved = {
+            group: tuple(ResolvedJar(j["coordinate"], path.parent / j["path"]) for j in jars)
+            for group, jars in doc.items()
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not all(j.path.is_file() for jars in resolved.values() for j in jars):
+        return None
+    return resolved

@@ -20,8 +20,9 @@ from pyspark.sql import SparkSession
 
 from icetide.config import Settings, SparkConfig
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.catalogs import catalog_conf, catalog_jars, prepare_catalog
-from icetide.runtime.jars import default_jar_cache, ensure_jars
+from icetide.runtime.catalogs import catalog_conf, prepare_catalog
+from icetide.runtime.classpath import session_jars
+from icetide.runtime.jars import jar_cache
 from icetide.runtime.java import check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
 from icetide.runtime.pyenv import executor_python
@@ -282,14 +283,13 @@ def _alive(session: SparkSession) -> bool:
 def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     started = time.perf_counter()
     java = check_java()
-    cache = default_jar_cache(settings)
-    jars = [*ensure_jars(cache), *catalog_jars(settings), *extra_jars]
+    jars = list(dict.fromkeys([*session_jars(settings), *extra_jars]))
     prepare_catalog(settings)
     python, python_conf = executor_python(settings)
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
-    conf = spark_conf(settings, jars, _log4j_config(cache), python_conf)
+    conf = spark_conf(settings, jars, _log4j_config(jar_cache(settings)), python_conf)
     log.debug("Spark conf: %s", redacted(conf))
     builder = SparkSession.builder
     for key, value in conf.items():

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
-from pathlib import Path
-
 import pytest
 from pyspark.sql import SparkSession
 
@@ -14,10 +11,8 @@ from icetide.query.catalog_info import describe, load, table_summaries
 from icetide.query.duckdb_path import run_duckdb
 from icetide.query.spark_sql import run_sql
 from icetide.runtime.catalogs import pyiceberg_catalog
-from icetide.runtime.jars import JACKSON_RELOCATION
-from icetide.runtime.relocate import relocate_jars
+from icetide.runtime.jars import load_spec
 from icetide.runtime.session import get_spark
-from tests.unit.runtime.test_relocate import tiny_class
 
 pytestmark = pytest.mark.spark
 
@@ -72,22 +67,18 @@ def test_shaded_jackson_is_loadable(spark: SparkSession) -> None:
     assert mapper.writeValueAsString(jvm.java.util.HashMap({"a": 1})) == '{"a":1}'
 
 
-def test_relocated_class_file_passes_the_jvm_verifier(spark: SparkSession, tmp_path: Path) -> None:
-    source = tmp_path / "in.jar"
-    with zipfile.ZipFile(source, "w") as jar:
-        jar.writestr("com/fasterxml/jackson/Tiny.class", tiny_class(
-            "com/fasterxml/jackson/Tiny", "com.fasterxml.jackson.Tiny"))
-    relocate_jars([source], [JACKSON_RELOCATION], tmp_path / "out.jar")
+def test_the_stock_jars_of_the_pinned_list_are_on_the_class_path(spark: SparkSession) -> None:
+    """Iceberg's own runtime from Maven Central (its shaded HttpClient 5 serves the REST
+    catalog, nothing rebuilt) and Spark's Kafka source, at the versions jars.toml pins."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    gateway = spark.sparkContext._gateway
-    assert gateway is not None
-    urls = gateway.new_array(jvm.java.net.URL, 1)
-    urls[0] = jvm.java.io.File(str(tmp_path / "out.jar")).toURI().toURL()
-    loader = jvm.java.net.URLClassLoader(urls, None)
-    name = "org.apache.iceberg.shaded.com.fasterxml.jackson.Tiny"
-    cls = jvm.java.lang.Class.forName(name, True, loader)
-    assert cls.getName() == name
+    pinned = load_spec().groups["iceberg"].parsed()[0]
+    assert jvm.org.apache.iceberg.IcebergBuild.version() == pinned.version
+    assert pinned.file_name in spark.conf.get("spark.jars")
+    for name in ("org.apache.iceberg.shaded.org.apache.hc.client5.http.impl.classic."
+                 "HttpClientBuilder", "org.apache.iceberg.rest.RESTCatalog",
+                 "org.apache.spark.sql.kafka010.KafkaSourceProvider"):
+        assert jvm.java.lang.Class.forName(name).getName() == name
 
 
 def test_spark_reads_back_after_merge(spark: SparkSession, users: str) -> None:

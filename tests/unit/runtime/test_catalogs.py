@@ -8,11 +8,10 @@ import pytest
 from pydantic import SecretStr
 
 from icetide.config import CatalogConfig, Settings, SparkConfig, load_settings
-from icetide.errors import ConfigError, RuntimeSetupError
+from icetide.errors import ConfigError
 from icetide.runtime.catalogs import (
     ICEBERG_EXTENSIONS,
     catalog_conf,
-    catalog_jars,
     prepare_warehouse,
     pyiceberg_catalog,
     sqlalchemy_url,
@@ -91,16 +90,6 @@ def test_sqlalchemy_url_escapes_the_password(tmp_path: Path) -> None:
         tmp_path, type="jdbc", uri="jdbc:postgresql://h:5/d", user="u", password=SecretStr("a@b/c")
     )
     assert sqlalchemy_url(settings) == "postgresql+psycopg2://u:a%40b%2Fc@h:5/d"
-
-
-def test_jdbc_needs_the_postgres_driver_jar(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, type="jdbc", uri="jdbc:postgresql://h/d")
-    with pytest.raises(RuntimeSetupError, match="apt-get install libpostgresql-jdbc-java"):
-        catalog_jars(settings, postgres_jar=tmp_path / "missing.jar")
-    driver = tmp_path / "postgresql.jar"
-    driver.write_bytes(b"")
-    assert catalog_jars(settings, postgres_jar=driver) == [driver]
-    assert catalog_jars(Settings(home=tmp_path)) == []
 
 
 def test_rest_conf_with_token_or_credential(tmp_path: Path) -> None:

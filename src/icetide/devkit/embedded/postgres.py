@@ -29,7 +29,7 @@ from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "apt-get install postgresql libpostgresql-jdbc-java"
+INSTALL_HINT = "apt-get install postgresql"
 BIN_GLOB = "/usr/lib/postgresql/*/bin"
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.jars import POSTGRES_JDBC_JAR, pyspark_jars_dir
+from icetide.runtime.jars import pyspark_jars_dir
 from icetide.runtime.java import check_java
 from icetide.runtime.metastore.site import MetastorePaths, check_host
 from icetide.runtime.metastore.txn_tables import prepare_postgres
@@ -58,6 +58,8 @@ class ServiceSpec:
     #: and its user; the password comes from :data:`PASSWORD_ENV`.
     database: str | None = None
     user: str | None = None
+    #: the database's JDBC driver jars (``os.pathsep``-joined; empty for Derby)
+    driver_jars: str = ""
 
     @property
     def new(self) -> bool:
@@ -71,7 +73,7 @@ def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
 
     java = check_java()
     conf = spec.paths.conf_dir
-    driver = f"{os.pathsep}{POSTGRES_JDBC_JAR}" if spec.database else ""
+    driver = f"{os.pathsep}{spec.driver_jars}" if spec.driver_jars else ""
     port, token = launch_gateway(
         classpath=f"{conf}{os.pathsep}{pyspark_jars_dir()}/*{driver}",
         javaopts=[f"-Xmx{spec.heap}", *JVM_OPTIONS,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.classpath import group_jars
 from icetide.runtime.metastore.server import PASSWORD_ENV
 from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
 
@@ -134,7 +135,8 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
     write_conf(settings, paths)
     paths.state.unlink(missing_ok=True)
     args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
-            str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or ""]
+            str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or "",
+            os.pathsep.join(map(str, group_jars(settings, ["postgres"] if cfg.database else [])))]
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     if cfg.password is not None:
         env[PASSWORD_ENV] = cfg.password.get_secret_value()
