@@ -2,7 +2,7 @@
 
 ``icetide call "system.rewrite_data_files(table => 'db.t', strategy => 'sort')"`` and
 ``icetide sql "CALL lake.system.expire_snapshots(...)"`` go through :func:`parse_call`,
-which checks the procedure and argument names against :data:`PROCEDURES` (Iceberg 1.10.2,
+which checks the procedure and argument names against :data:`PROCEDURES` (pinned Iceberg runtime,
 read from ``SparkProcedures`` — a test compares the two) before Spark sees the statement,
 so a typo is answered with the list of valid names instead of a parser stack trace.
 Argument *values* are SQL literals (``'text'``, ``42``, ``true``, ``map('k', 'v')``,
