@@ -83,7 +83,7 @@ def spark_type_of(field: Mapping[str, Any]) -> str:
     """The Spark type of a Connect field schema (``{"type", "name", "parameters"}``)."""
     name = field.get("name")
     if name == _DECIMAL:
-        params = field.get("parameters") or {}
+        params = _params(field)
         scale = int(params.get("scale", 0))
         precision = int(params.get("connect.decimal.precision", 38))
         return f"decimal({max(precision, scale, 1)},{scale})"
@@ -92,15 +92,22 @@ def spark_type_of(field: Mapping[str, Any]) -> str:
     return _CONNECT_TYPES.get(str(field.get("type")), "string")
 
 
+def _params(field: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = field.get("parameters")
+    return params if isinstance(params, Mapping) else {}
+
+
 def columns_of(envelope_schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """``(column, spark type)`` of the table, from an envelope's ``schema`` (its
     ``after``/``before`` struct)."""
+    if not isinstance(envelope_schema, Mapping):
+        raise BadMessage(f"the envelope schema is not an object: {envelope_schema!r:.80}")
     for part in _structs(envelope_schema.get("fields")):
         if part.get("field") in ("after", "before") and part.get("fields"):
             try:
                 return tuple((str(f["field"]), spark_type_of(f))
                              for f in _structs(part["fields"]))
-            except (KeyError, ValueError) as exc:
+            except (KeyError, ValueError, TypeError) as exc:
                 raise BadMessage(f"the envelope schema's {part['field']!r} struct is not a "
                                  f"Connect schema: {exc!r}") from None
     raise BadMessage("the envelope schema has no 'after'/'before' struct")
@@ -113,8 +120,7 @@ def _structs(fields: Any) -> list[Mapping[str, Any]]:
 
 def _decimal(value: Any, field: Mapping[str, Any]) -> Decimal:
     if isinstance(value, str) and field.get("name") == _DECIMAL:
-        scale = int((field.get("parameters") or {}).get("scale", 0))
-        return Decimal(unscaled(value)).scaleb(-scale)
+        return Decimal(unscaled(value)).scaleb(-int(_params(field).get("scale", 0)))
     if isinstance(value, Mapping):  # VariableScaleDecimal
         return Decimal(unscaled(str(value["value"]))).scaleb(-int(value["scale"]))
     if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -159,9 +165,9 @@ def carried(field: Mapping[str, Any] | None, value: Any) -> str:
         kinds = {bool: "boolean", int: "number", float: "number", str: "string",
                  dict: "object", list: "array"}
         return f"JSON {kinds.get(type(value), type(value).__name__)}"
-    name, params = field.get("name"), field.get("parameters") or {}
+    name = field.get("name")
     if name == _DECIMAL:
-        return f"{field.get('type')} ({name}, scale {params.get('scale', 0)})"
+        return f"{field.get('type')} ({name}, scale {_params(field).get('scale', 0)})"
     return f"{field.get('type')} ({name})" if name else str(field.get("type"))
 
 
@@ -216,7 +222,7 @@ def decode(raw: bytes | None, columns: Sequence[tuple[str, str]],
         return None
     payload, schema = _envelope(raw)
     op = payload.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise BadMessage(f"not a Debezium change: op={op!r} (expected c, u, d or r)"
                          if "op" in payload else "not a Debezium envelope: no 'op' field")
     part = "before" if op == "d" else "after"
