@@ -166,13 +166,13 @@ def fit_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
     """``number`` at ``scale`` if it fits ``decimal(precision, scale)`` exactly."""
     if not number.is_finite():
         raise Mismatch(f"{number} has no decimal({precision},{scale}) value")
+    if number and number.adjusted() >= precision - scale:
+        raise Mismatch(f"{number} needs more than {precision - scale} digits before the point")
     with localcontext() as context:
         context.prec = max(precision, 38) * 2
         fitted = number.quantize(Decimal(1).scaleb(-scale))
     if fitted != number:
         raise Mismatch(f"{number} has more than {scale} digits after the point")
-    if fitted and fitted.adjusted() >= precision - scale:
-        raise Mismatch(f"{number} needs more than {precision - scale} digits before the point")
     return fitted
 
 
@@ -227,8 +227,10 @@ def _per_second(epoch: float) -> int:
 def _to_string(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, bool | int | float):
-        return orjson.dumps(value).decode()
+    if isinstance(value, bool | float):
+        return orjson.dumps(value).decode()  # true / false, shortest round-trip digits
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, Decimal):
         return format(value, "f")
     if isinstance(value, dt.date):  # dates and datetimes
