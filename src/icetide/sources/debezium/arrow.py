@@ -46,17 +46,26 @@ def output_schema(columns: Sequence[tuple[str, str]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _fit(value: Any, spark_type: str) -> Any:
-    """A decoded value as Arrow takes it for the column (decimals quantized to the scale,
-    naive timestamps for timestamp_ntz)."""
-    if value is None:
-        return None
-    if spark_type.startswith("decimal(") and isinstance(value, Decimal):
-        scale = int(spark_type[:-1].split(",")[1])
-        return value.quantize(Decimal(1).scaleb(-scale))
-    if spark_type == "timestamp_ntz" and isinstance(value, dt.datetime):
-        return value.replace(tzinfo=None)
-    return value
+def to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """``rows`` as one Arrow batch. The decoder already made every value its column's type;
+    should Arrow still refuse one, that row alone becomes a dead letter naming the column —
+    no message may fail the flow."""
+    try:
+        return pa.RecordBatch.from_pylist(rows, schema=schema)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        return pa.RecordBatch.from_pylist([_storable(r, schema) for r in rows], schema=schema)
+
+
+def _storable(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
+    for field in schema:
+        value = row.get(field.name)
+        try:
+            pa.array([value], field.type)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            return {**{c: row[c] for c in RAW_COLUMNS},
+                    "_error": f"column {field.name!r}: cannot store {value!r} as {field.type}: "
+                              f"{exc}"}
+    return row
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ class EnvelopeDecoder:
         for batch in batches:
             rows = [self._row(r) for r in batch.select(list(RAW_COLUMNS)).to_pylist()]
             kept = [r for r in rows if r is not None]
-            yield pa.RecordBatch.from_pylist(kept, schema=schema)
+            yield to_batch(kept, schema)
 
     def _row(self, raw: dict[str, Any]) -> dict[str, Any] | None:
         out: dict[str, Any] = {"value": raw["value"], "topic": raw["topic"],
@@ -83,8 +92,8 @@ class EnvelopeDecoder:
             return {**out, "_error": str(exc)}
         if change is None:
             return None  # a tombstone: nothing to apply, nothing lost
-        for (name, spark_type), value in zip(self.columns, change.values, strict=True):
-            out[name] = _fit(value, spark_type)
+        for (name, _), value in zip(self.columns, change.values, strict=True):
+            out[name] = value
         ts = None if change.ts_ms is None else dt.datetime.fromtimestamp(
             change.ts_ms / 1000, tz=dt.UTC)
         return {**out, "_op": change.op, "_pos": Decimal(raw["offset"] * 1000 + raw["partition"]),

@@ -1,6 +1,6 @@
 """Decode Debezium change events by their schema (pure: no Spark, no Kafka).
 
-Debezium 2.x with its default converter settings writes each change as JSON, with the
+Debezium 2.x and 3.x with their default converter settings write each change as JSON, with the
 Kafka Connect schema of every field beside the payload (``schemas.enable=true``). A
 field's *logical type* (``name``) says how to read its value:
 
@@ -12,17 +12,23 @@ field's *logical type* (``name``) says how to read its value:
   → ``HH:MM:SS.ffffff`` text (Spark has no time-of-day type);
 * ``io.debezium.time.Timestamp`` / ``MicroTimestamp`` / ``NanoTimestamp``: ms / µs / ns
   since the epoch → ``datetime`` (UTC); ``ZonedTimestamp``: ISO-8601 text with an offset;
-* ``io.debezium.data.Json``, ``io.debezium.data.Enum``: text.
+* ``io.debezium.data.Json``, ``io.debezium.data.Enum``: text;
+* ``org.apache.kafka.connect.data.Date`` / ``Time`` / ``Timestamp``
+  (``time.precision.mode=connect``): days / ms since midnight / ms since the epoch.
 
 Without a logical type the Connect type decides (``int8``…``int64``, ``float32/64``,
 ``boolean``, ``string``, ``bytes`` as base64). ``decimal.handling.mode=double`` and
 ``string`` arrive as plain numbers and text. Schema-less messages are read by the
-declared column types instead.
+declared column types instead (:mod:`.convert`). Either way the value then becomes the
+column's declared type where nothing is lost (:func:`.convert.convert`: MySQL's
+``TINYINT(1)``, an ``int16``, into a ``boolean`` column when it is 0 or 1, ...).
 
 A message that cannot be decoded — not JSON, not an envelope, an unknown ``op``, a
 ``c``/``u`` without ``after`` (a ``d`` without ``before``), a key that cannot be read as
-its type — yields a reason: it goes to the flow's dead-letter table, never lost and never
-fatal. A tombstone (null value after a delete) carries nothing and is skipped.
+its type, a value its column's type cannot hold (the reason names the column, what the
+message carries and the declared type) — yields a reason: it goes to the flow's
+dead-letter table, never lost and never fatal. A tombstone (null value after a delete)
+carries nothing and is skipped.
 """
 
 from __future__ import annotations
@@ -31,13 +37,16 @@ import base64
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import orjson
 
+from icetide.sources.debezium.convert import convert, unscaled
+
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 OPS = frozenset({"c", "u", "d", "r"})
+_TS_RANGE = (-62_135_596_800_000 + 86_400_000, 253_402_300_799_999 - 86_400_000)
 
 #: Connect type (no logical type) → Spark type
 _CONNECT_TYPES = {"int8": "int", "int16": "int", "int32": "int", "int64": "bigint",
@@ -52,12 +61,18 @@ _LOGICAL_TYPES = {
     "io.debezium.time.NanoTimestamp": "timestamp", "io.debezium.time.ZonedTimestamp": "timestamp",
     "io.debezium.data.Json": "string", "io.debezium.data.Enum": "string",
     "io.debezium.data.VariableScaleDecimal": "decimal(38,10)",
+    # time.precision.mode=connect
+    "org.apache.kafka.connect.data.Date": "date", "org.apache.kafka.connect.data.Time": "string",
+    "org.apache.kafka.connect.data.Timestamp": "timestamp",
 }
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
+_DATES = frozenset({"io.debezium.time.Date", "org.apache.kafka.connect.data.Date"})
 _TIME_UNITS = {"io.debezium.time.Time": 1_000, "io.debezium.time.MicroTime": 1_000_000,
-               "io.debezium.time.NanoTime": 1_000_000_000}
+               "io.debezium.time.NanoTime": 1_000_000_000,
+               "org.apache.kafka.connect.data.Time": 1_000}
 _STAMP_UNITS = {"io.debezium.time.Timestamp": 1_000, "io.debezium.time.MicroTimestamp": 1_000_000,
-                "io.debezium.time.NanoTimestamp": 1_000_000_000}
+                "io.debezium.time.NanoTimestamp": 1_000_000_000,
+                "org.apache.kafka.connect.data.Timestamp": 1_000}
 
 
 class BadMessage(ValueError):
@@ -68,7 +83,7 @@ def spark_type_of(field: Mapping[str, Any]) -> str:
     """The Spark type of a Connect field schema (``{"type", "name", "parameters"}``)."""
     name = field.get("name")
     if name == _DECIMAL:
-        params = field.get("parameters") or {}
+        params = _params(field)
         scale = int(params.get("scale", 0))
         precision = int(params.get("connect.decimal.precision", 38))
         return f"decimal({max(precision, scale, 1)},{scale})"
@@ -77,26 +92,40 @@ def spark_type_of(field: Mapping[str, Any]) -> str:
     return _CONNECT_TYPES.get(str(field.get("type")), "string")
 
 
+def _params(field: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = field.get("parameters")
+    return params if isinstance(params, Mapping) else {}
+
+
 def columns_of(envelope_schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """``(column, spark type)`` of the table, from an envelope's ``schema`` (its
     ``after``/``before`` struct)."""
-    for part in envelope_schema.get("fields", ()):
+    if not isinstance(envelope_schema, Mapping):
+        raise BadMessage(f"the envelope schema is not an object: {envelope_schema!r:.80}")
+    for part in _structs(envelope_schema.get("fields")):
         if part.get("field") in ("after", "before") and part.get("fields"):
-            return tuple((str(f["field"]), spark_type_of(f)) for f in part["fields"])
+            try:
+                return tuple((str(f["field"]), spark_type_of(f))
+                             for f in _structs(part["fields"]))
+            except (KeyError, ValueError, TypeError) as exc:
+                raise BadMessage(f"the envelope schema's {part['field']!r} struct is not a "
+                                 f"Connect schema: {exc!r}") from None
     raise BadMessage("the envelope schema has no 'after'/'before' struct")
 
 
-def _unscaled(text: str) -> int:
-    return int.from_bytes(base64.b64decode(text), "big", signed=True)
+def _structs(fields: Any) -> list[Mapping[str, Any]]:
+    """The field schemas of a Connect struct's ``fields`` (what is not one is skipped)."""
+    return [f for f in fields if isinstance(f, Mapping)] if isinstance(fields, list) else []
 
 
 def _decimal(value: Any, field: Mapping[str, Any]) -> Decimal:
     if isinstance(value, str) and field.get("name") == _DECIMAL:
-        scale = int((field.get("parameters") or {}).get("scale", 0))
-        return Decimal(_unscaled(value)).scaleb(-scale)
+        return Decimal(unscaled(value)).scaleb(-int(_params(field).get("scale", 0)))
     if isinstance(value, Mapping):  # VariableScaleDecimal
-        return Decimal(_unscaled(str(value["value"]))).scaleb(-int(value["scale"]))
-    return Decimal(str(value))  # decimal.handling.mode = double | string
+        return Decimal(unscaled(str(value["value"]))).scaleb(-int(value["scale"]))
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"a {type(value).__name__} is not a decimal")
+    return Decimal(repr(value) if isinstance(value, float) else value)  # decimal.format=NUMERIC
 
 
 def _time_of_day(value: Any, per_second: int) -> str:
@@ -109,13 +138,14 @@ def _stamp(value: Any, per_second: int) -> dt.datetime:
 
 
 def by_schema(value: Any, field: Mapping[str, Any]) -> Any:
-    """``value`` of a field decoded by its Connect schema (see the module table)."""
+    """``value`` of a field decoded by its Connect schema (see the module table), as a
+    Python value of the field's own Spark type (:func:`spark_type_of`)."""
     if value is None:
         return None
     name = field.get("name")
-    if name == _DECIMAL or name == "io.debezium.data.VariableScaleDecimal":
+    if name in (_DECIMAL, "io.debezium.data.VariableScaleDecimal"):
         return _decimal(value, field)
-    if name == "io.debezium.time.Date":
+    if name in _DATES:
         return dt.date(1970, 1, 1) + dt.timedelta(days=int(value))
     if name in _TIME_UNITS:
         return _time_of_day(value, _TIME_UNITS[str(name)])
@@ -123,36 +153,22 @@ def by_schema(value: Any, field: Mapping[str, Any]) -> Any:
         return _stamp(value, _STAMP_UNITS[str(name)])
     if name == "io.debezium.time.ZonedTimestamp":
         return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(dt.UTC)
-    return by_type(value, spark_type_of(field))
+    if field.get("type") == "bytes" and isinstance(value, str):
+        return base64.b64decode(value, validate=True)
+    return value  # JSON already holds ints, floats, booleans, text, structs and arrays
 
 
-def by_type(value: Any, spark_type: str) -> Any:
-    """``value`` of a schema-less message read as the declared ``spark_type``."""
-    if value is None:
-        return None
-    if spark_type in ("int", "bigint"):
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError(f"{value!r} is not an integer")
-        return int(value)
-    if spark_type in ("float", "double"):
-        return float(value)
-    if spark_type == "boolean":
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"{value!r} is not a boolean")
-    if spark_type.startswith("decimal("):
-        return Decimal(str(value))
-    if spark_type == "binary":
-        return base64.b64decode(str(value))
-    if spark_type in ("timestamp", "timestamp_ntz"):
-        if isinstance(value, int | float):  # epoch ms (io.debezium.time.Timestamp)
-            return _stamp(value, 1_000)
-        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(dt.UTC)
-    if spark_type == "date":
-        if isinstance(value, int):
-            return dt.date(1970, 1, 1) + dt.timedelta(days=value)
-        return dt.date.fromisoformat(str(value))
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
+def carried(field: Mapping[str, Any] | None, value: Any) -> str:
+    """What the message carries, for reasons: the Connect type (and logical type), or for a
+    schema-less message the JSON type."""
+    if field is None:
+        kinds = {bool: "boolean", int: "number", float: "number", str: "string",
+                 dict: "object", list: "array"}
+        return f"JSON {kinds.get(type(value), type(value).__name__)}"
+    name = field.get("name")
+    if name == _DECIMAL:
+        return f"{field.get('type')} ({name}, scale {_params(field).get('scale', 0)})"
+    return f"{field.get('type')} ({name})" if name else str(field.get("type"))
 
 
 @dataclass(frozen=True)
@@ -180,10 +196,22 @@ def _envelope(raw: bytes) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
 
 
 def _image_fields(schema: Mapping[str, Any] | None, part: str) -> dict[str, Mapping[str, Any]]:
-    for item in (schema or {}).get("fields", ()):
+    for item in _structs((schema or {}).get("fields")):
         if item.get("field") == part:
-            return {str(f["field"]): f for f in item.get("fields", ())}
+            return {str(f["field"]): f for f in _structs(item.get("fields")) if "field" in f}
     return {}
+
+
+def _column(name: str, value: Any, field: Mapping[str, Any] | None, declared: str) -> Any:
+    """One column's value as its declared type, decoded by its field schema if there is one;
+    :class:`BadMessage` naming the column, what the message carries and the declared type."""
+    try:
+        decoded = value if field is None else by_schema(value, field)
+        return convert(decoded, declared, schemaless=field is None)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+        shown = repr(value) if len(repr(value)) <= 80 else f"{repr(value)[:77]}..."
+        raise BadMessage(f"column {name!r}: cannot read {shown} ({carried(field, value)}) as "
+                         f"{declared}: {exc}") from None
 
 
 def decode(raw: bytes | None, columns: Sequence[tuple[str, str]],
@@ -194,7 +222,7 @@ def decode(raw: bytes | None, columns: Sequence[tuple[str, str]],
         return None
     payload, schema = _envelope(raw)
     op = payload.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise BadMessage(f"not a Debezium change: op={op!r} (expected c, u, d or r)"
                          if "op" in payload else "not a Debezium envelope: no 'op' field")
     part = "before" if op == "d" else "after"
@@ -203,15 +231,17 @@ def decode(raw: bytes | None, columns: Sequence[tuple[str, str]],
         raise BadMessage(f"op {op!r} without '{part}' (the row image is missing)")
     fields = _image_fields(schema, part)
     values = []
-    for name, spark_type in columns:
-        value = image.get(name)
-        try:
-            values.append(by_schema(value, fields[name]) if name in fields
-                          else by_type(value, spark_type))
-        except (ValueError, TypeError, KeyError, InvalidOperation, OverflowError) as exc:
-            raise BadMessage(f"column {name!r}: cannot read {value!r} as {spark_type}: "
-                             f"{exc}") from None
+    for name, declared in columns:
+        values.append(_column(name, image.get(name), fields.get(name), declared))
         if name in key and values[-1] is None:
             raise BadMessage(f"key column {name!r} is missing or null")
-    ts = payload.get("ts_ms")
-    return Change(tuple(values), str(op), int(ts) if isinstance(ts, int) else None)
+    return Change(tuple(values), str(op), _ts_ms(payload.get("ts_ms")))
+
+
+def _ts_ms(ts: Any) -> int | None:
+    """The envelope's ``ts_ms`` (absent: ``None``), if it is an instant in years 1..9999."""
+    if not isinstance(ts, int) or isinstance(ts, bool):
+        return None
+    if not _TS_RANGE[0] <= ts <= _TS_RANGE[1]:
+        raise BadMessage(f"ts_ms={ts} is not an instant in milliseconds since the epoch")
+    return ts

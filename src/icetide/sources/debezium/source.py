@@ -166,7 +166,15 @@ def batch_schemas_of(raw: DataFrame) -> list[Mapping[str, Any]]:
     text = F.get_json_object(F.col("value").cast("string"), "$.schema")
     rows = (raw.select(text.alias("schema"), "offset").where(F.col("schema").isNotNull())
             .groupBy("schema").agg(F.min("offset").alias("first")).orderBy("first").collect())
-    return [orjson.loads(r["schema"]) for r in rows]
+    return [s for s in (_json_object(r["schema"]) for r in rows) if s is not None]
+
+
+def _json_object(text: str) -> Mapping[str, Any] | None:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def evolved(columns: Sequence[tuple[str, str]],
