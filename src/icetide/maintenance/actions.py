@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from icetide.lake.commit import is_commit_conflict
+from icetide.runtime.s3 import on_s3
 from icetide.tables.procedures import call_sql
 from icetide.tables.sql import split_qualified
 
@@ -108,8 +109,12 @@ class _KeepFiles:
 def remove_orphans(spark: SparkSession, table: Any, older_than_ms: int, dry_run: bool
                    ) -> dict[str, Any]:
     """Delete (dry: list) files under the table that no snapshot references and that are
-    older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h."""
+    older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h. On
+    object storage it lists objects by prefix through the table's FileIO (S3FileIO), not
+    through a Hadoop file system the session does not have."""
     action = _actions(spark).deleteOrphanFiles(table).olderThan(older_than_ms)
+    if on_s3(str(table.location())):
+        action = action.usePrefixListing(True)
     keep = _KeepFiles()
     if dry_run:
         from pyspark.java_gateway import ensure_callback_server_started

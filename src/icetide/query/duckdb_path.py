@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 import threading
 import time
@@ -28,6 +29,7 @@ from icetide.query.catalog_info import all_tables
 from icetide.query.readonly import QueryTimeoutError
 from icetide.query.result import QueryResult
 from icetide.runtime.catalogs import Identifier, ReadCatalog, pyiceberg_catalog
+from icetide.runtime.s3 import KEY_VARS, credentials_hint, prepare_environment, uses_s3
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +144,7 @@ def run_duckdb(settings: Settings, query: str, max_rows: int | None = None,
     started = time.perf_counter()
     catalog = catalog if catalog is not None else pyiceberg_catalog(settings)
     with _lock:
-        con = _shared().cursor()
+        con = _shared(settings).cursor()
         try:
             columns, rows = _run(con, catalog, query, max_rows, timeout)
         finally:
@@ -154,11 +156,35 @@ def run_duckdb(settings: Settings, query: str, max_rows: int | None = None,
     return QueryResult(columns, [tuple(r) for r in rows], truncated)
 
 
-def _shared() -> duckdb.DuckDBPyConnection:
+def _shared(settings: Settings) -> duckdb.DuckDBPyConnection:
     global _loaded
     if _loaded is None:
         _loaded = connect()
+    if uses_s3(settings):
+        enable_s3(_loaded, settings)
     return _loaded
+
+
+def enable_s3(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    """Load httpfs and give it the warehouse's endpoint and the environment's credentials
+    (an in-memory secret: never written, replaced on every call)."""
+    prepare_environment(settings)
+    key, secret = (os.environ.get(v) for v in KEY_VARS)
+    if not (key and secret):
+        raise RuntimeSetupError(f"the DuckDB path reads S3 with keys from the environment: "
+                                f"{credentials_hint(settings)}")
+    con.execute(f"LOAD {_literal(str(extension_file('httpfs')))}")
+    s3 = settings.s3
+    options = {"KEY_ID": key, "SECRET": secret, "REGION": s3.region,
+               "URL_STYLE": "path" if s3.path_style_access else "vhost"}
+    if os.environ.get("AWS_SESSION_TOKEN"):
+        options["SESSION_TOKEN"] = os.environ["AWS_SESSION_TOKEN"]
+    if s3.endpoint:
+        parts = urlsplit(s3.endpoint)
+        options.update(ENDPOINT=parts.netloc, USE_SSL=str(parts.scheme == "https").lower())
+    body = ", ".join(f"{k} {v if v in ('true', 'false') else _literal(v)}"
+                     for k, v in options.items())
+    con.execute(f"CREATE OR REPLACE SECRET icetide_s3 (TYPE s3, {body})")
 
 
 def _detach(con: duckdb.DuckDBPyConnection, name: str) -> None:

@@ -20,6 +20,7 @@ from icetide.config import CatalogConfig, Settings
 from icetide.errors import ConfigError
 from icetide.runtime.hadoop_tables import HadoopDirCatalog
 from icetide.runtime.metastore.service import embedded, ensure_metastore, metastore_uri
+from icetide.runtime.s3 import check_access, iceberg_properties, on_s3, uses_s3
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,11 @@ def _hadoop(settings: Settings) -> dict[str, str]:
             f"catalog.uri {cat.uri!r} means nothing for a hadoop catalog: remove it, "
             "or set catalog.type to jdbc, rest or hive"
         )
+    if on_s3(settings.warehouse):
+        raise ConfigError(
+            f"a hadoop catalog cannot keep its tables on {settings.warehouse}: it commits by "
+            "renaming files, which S3 cannot do atomically; set catalog.type to hive (the "
+            "embedded metastore), jdbc or rest")
     return {"warehouse": settings.warehouse}
 
 
@@ -110,7 +116,8 @@ _TYPE_PROPERTIES: dict[str, Callable[[Settings], dict[str, str]]] = {
 def catalog_properties(settings: Settings) -> dict[str, str]:
     """Iceberg catalog properties (without the ``spark.sql.catalog.<name>.`` prefix)."""
     cat = settings.catalog
-    props = {"type": cat.type, **_TYPE_PROPERTIES[cat.type](settings), "cache-enabled": "false"}
+    props = {"type": cat.type, **_TYPE_PROPERTIES[cat.type](settings), "cache-enabled": "false",
+             **iceberg_properties(settings)}
     props.update(cat.properties)
     return props
 
@@ -136,14 +143,19 @@ def catalog_conf(settings: Settings) -> dict[str, str]:
 
 
 def prepare_catalog(settings: Settings) -> None:
-    """Make the catalog usable: icetide's metastore running, a local warehouse created."""
+    """Make the catalog usable: the warehouse reachable (a local one created), then
+    icetide's metastore running."""
+    prepare_warehouse(settings)
     if embedded(settings):
         ensure_metastore(settings)
-    prepare_warehouse(settings)
 
 
 def prepare_warehouse(settings: Settings) -> None:
-    """Create a local warehouse directory (Iceberg cannot list a missing one)."""
+    """Create a local warehouse directory (Iceberg cannot list a missing one); on S3,
+    check the credentials before anything is written."""
+    if uses_s3(settings):
+        check_access(settings)
+        return
     if settings.catalog.type not in ("hadoop", "hive"):
         return
     parts = urlsplit(settings.warehouse)

@@ -45,7 +45,10 @@ def ivy_module(spec: JarSpec, excluded: list[str]) -> str:
     confs = "".join(f'<conf name={quoteattr(g)}/>' for g in spec.groups)
     deps = "".join(
         f"<dependency org={quoteattr(c.group)} name={quoteattr(c.artifact)} "
-        f"rev={quoteattr(c.version)} conf={quoteattr(group + '->default')}/>"
+        f"rev={quoteattr(c.version)} conf={quoteattr(group + '->default')}>"
+        + "".join(f"<exclude org={quoteattr(x.split(':')[0])} "
+                  f"module={quoteattr(x.split(':')[-1])}/>" for x in g.exclude)
+        + "</dependency>"
         for group, g in spec.groups.items() for c in g.parsed()
     )
     own = {c.artifact for g in spec.groups.values() for c in g.parsed()}

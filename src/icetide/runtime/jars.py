@@ -19,12 +19,12 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.s3 import uses_s3
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,6 @@ SPEC_FILE = Path(__file__).with_name("jars.toml")
 DIR_MANIFEST = "icetide-jars.json"
 ALWAYS = ("iceberg", "kafka")
 _COORDINATE = re.compile(r"^([\w.\-]+):([\w.\-]+):([\w.\-]+)$")
-_S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 @dataclass(frozen=True, order=True)
@@ -67,6 +66,8 @@ class JarGroup(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     why: str
     coordinates: tuple[str, ...]
+    #: ``group:artifact`` of transitive dependencies to leave out
+    exclude: tuple[str, ...] = ()
 
     def parsed(self) -> tuple[Coordinate, ...]:
         return tuple(Coordinate.parse(c) for c in self.coordinates)
@@ -118,13 +119,6 @@ def default_cache() -> Path:
 def jar_cache(settings: Settings) -> Path:
     """Where resolved jars live: ``jars.cache`` or :func:`default_cache`."""
     return (settings.jars.cache or default_cache()).expanduser().resolve()
-
-
-def uses_s3(settings: Settings) -> bool:
-    """A warehouse on S3 (or S3FileIO named in the catalog's properties)."""
-    scheme = urlsplit(settings.warehouse).scheme
-    return scheme in _S3_SCHEMES or settings.catalog.properties.get("io-impl", "").endswith(
-        "S3FileIO")
 
 
 def needed_groups(settings: Settings) -> tuple[str, ...]:

@@ -76,6 +76,10 @@ logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
 logger.unixgroups.level = error
 logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
 logger.hivesessionstate.level = error
+# Iceberg's S3FileIO warns, with a stack trace, for each instance collected without close();
+# Spark's table copies (one per task and broadcast) are never closed by Iceberg itself
+logger.s3fileio.name = org.apache.iceberg.aws.s3.S3FileIO
+logger.s3fileio.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 

@@ -21,7 +21,7 @@ from icetide.runtime.jars import (
 
 def test_the_shipped_list_pins_every_group_the_code_names() -> None:
     spec = load_spec()
-    assert set(ALWAYS) | {"aws", "postgres"} == set(spec.groups)
+    assert set(ALWAYS) | {"aws", "s3a", "postgres"} == set(spec.groups)
     coords = {str(c) for g in spec.groups.values() for c in g.parsed()}
     assert "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7" in coords
     iceberg = spec.groups["iceberg"].parsed()[0]

