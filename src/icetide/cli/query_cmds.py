@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
+from icetide.cli.exits import Refused
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError
 from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
@@ -58,11 +59,13 @@ def _spark_error(exc: Exception) -> str | None:
 
 @contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn icetide and engine errors into one-line CLI errors (no traceback)."""
+    """Turn icetide and engine errors into one-line CLI errors (no traceback) with the
+    exit codes of every verb: icetide refused (bad configuration or input) → 2, the
+    engine found an error in the statement → 1."""
     try:
         yield
     except IcetideError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refused(str(exc)) from exc
     except duckdb.Error as exc:  # whole: its later lines point at the bad spot in the query
         raise click.ClickException(f"DuckDB: {str(exc).strip()}") from exc
     except Exception as exc:
