@@ -1,6 +1,9 @@
-"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT [DB_URL USER]``.
+"""``python -m icetide.runtime.metastore ROOT HOST PORT HEAP LOCK_TIMEOUT [DB_URL USER
+FALLBACK_PORTS IDLE_TIMEOUT]``.
 
 One service; the PostgreSQL password comes from ``ICETIDE_METASTORE__PASSWORD``.
+``FALLBACK_PORTS``: comma-separated ports to try when PORT is taken (``0``: any free one);
+``IDLE_TIMEOUT``: seconds without clients before it stops (empty: never).
 
 Started detached by :func:`icetide.runtime.metastore.service.ensure_metastore`; users
 run ``icetide catalog start`` instead.
@@ -18,6 +21,9 @@ from icetide.runtime.metastore.site import MetastorePaths
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    root, host, port, heap, lock_timeout, database, user = sys.argv[1:8]
+    root, host, port, heap, lock_timeout, database, user, fallback, idle = (
+        sys.argv[1:10] + [""] * 9)[:9]
     main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout),
-                     database or None, user or None))
+                     database or None, user or None,
+                     tuple(int(p) for p in fallback.split(",") if p),
+                     float(idle) if idle else None))
