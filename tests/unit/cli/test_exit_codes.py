@@ -94,3 +94,11 @@ def test_an_error_in_the_query_exits_1(hadoop_home: Path, tmp_path: Path,
     code = _exit_code(["sql", "SELECT no_such_column", "--engine", "duckdb",
                        "--config", str(hadoop_home)], tmp_path)
     assert code == PROBLEM and "no_such_column" in capsys.readouterr().err
+
+
+def test_a_missing_table_in_the_query_exits_1(hadoop_home: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """As Spark's "table or view not found": an error in the SQL, whatever the engine."""
+    code = _exit_code(["sql", "SELECT * FROM db.missing", "--engine", "duckdb",
+                       "--config", str(hadoop_home)], tmp_path)
+    assert code == PROBLEM and "db.missing" in capsys.readouterr().err
