@@ -25,5 +25,5 @@ if __name__ == "__main__":
         sys.argv[1:10] + [""] * 9)[:9]
     main(ServiceSpec(MetastorePaths(Path(root)), host, int(port), heap, float(lock_timeout),
                      database or None, user or None,
-                     tuple(int(p) for p in fallback.split(",") if p),
-                     float(idle) if idle else None))
+                     fallback_ports=tuple(int(p) for p in fallback.split(",") if p),
+                     idle_timeout=float(idle) if idle else None))
