@@ -202,11 +202,14 @@ class MetastoreConfig(_Section):
     """The embedded Hive Metastore that ``catalog.type: hive`` without a ``uri`` starts.
 
     One service per ``home`` (``icetide catalog start``, or on first use), shared by every
-    icetide process and reachable by other engines at ``thrift://host:port``.
+    icetide process and reachable by other engines at the address it records.
     """
 
     host: str = "127.0.0.1"
+    #: Set (YAML or env): that port or no service. Unset: 9083, else a free port.
     port: int = Field(default=9083, ge=1, le=65535)
+    #: Seconds (or ``"30m"``) without clients before the service stops (null: never).
+    idle_timeout: float | None = Field(default=None, gt=0)
     heap: str = "512m"
     #: The metastore's database: embedded Derby under the home (null), or PostgreSQL
     #: ``jdbc:postgresql://host:port/db`` with ``user`` and ``ICETIDE_METASTORE__PASSWORD``.
@@ -217,6 +220,11 @@ class MetastoreConfig(_Section):
     lock_timeout: float = Field(default=60.0, gt=0)
     #: Seconds to wait for the service to listen when it has to start.
     start_timeout: float = Field(default=120.0, gt=0)
+
+    @field_validator("idle_timeout", mode="before")
+    @classmethod
+    def _idle(cls, v: Any) -> float | None:
+        return None if v is None or str(v).strip().lower() in ("", "null") else _seconds(v)
 
     @field_validator("database")
     @classmethod
@@ -255,10 +263,7 @@ class FlowsConfig(_Section):
     @field_validator("trigger_interval", mode="before")
     @classmethod
     def _duration(cls, v: Any) -> float:
-        try:
-            return parse_duration(v)
-        except ConfigError as exc:  # as ValueError, so the message names the key
-            raise ValueError(str(exc)) from None
+        return _seconds(v)
 
 
 def _seconds(v: Any) -> float:
@@ -364,10 +369,7 @@ class DashboardConfig(_Section):
     @field_validator("refresh", "query_timeout", mode="before")
     @classmethod
     def _duration(cls, v: Any) -> float:
-        try:
-            return parse_duration(v)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+        return _seconds(v)
 
 
 class Settings(_Section):

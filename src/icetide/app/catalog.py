@@ -28,6 +28,12 @@ class CatalogService:
     pid: int | None = None
     log: str | None = None
 
+    @property
+    def address(self) -> str:
+        """Where engines reach it: its URI (the metastore's recorded one), else the
+        warehouse (a Hadoop catalog)."""
+        return self.uri or self.warehouse
+
 
 def describe_service(settings: Settings) -> CatalogService:
     """What and where the catalog is; for the embedded metastore whether it runs."""

@@ -240,7 +240,8 @@ class Context:
 
         rows = self.status(lag=lag)
         graph = self.graph if self.pipeline_dir is not None else None
-        return collect_dashboard(self.catalog, rows, graph)
+        return collect_dashboard(self.catalog, rows, graph,
+                                 catalog_address=self.catalog_service().address)
 
     def dead_letters(self, table: str, limit: int = 20) -> list[DeadLetter]:
         """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM)."""

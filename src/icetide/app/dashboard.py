@@ -100,11 +100,14 @@ class DashboardState:
     status: tuple[TableStatus, ...]
     activity: Mapping[str, TableActivity] = field(default_factory=dict)
     dag: Dag = Dag()
+    #: where engines reach the lake's catalog (the metastore's recorded URI)
+    catalog: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form; ``status`` is exactly ``icetide status --format json``."""
         return {
             "generated_ms": self.generated_ms, "pipeline": self.pipeline,
+            "catalog": self.catalog,
             "status": [row.to_json() for row in self.status],
             "activity": {name: _activity_json(a) for name, a in self.activity.items()},
             "dag": {"layers": [{"name": layer, "nodes": names}
@@ -259,8 +262,8 @@ def build_dag(rows: Sequence[TableStatus], activity: Mapping[str, TableActivity]
 
 # --------------------------------------------------------------------------- the whole page
 def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
-                      graph: PipelineGraph | None, now_ms: int | None = None
-                      ) -> DashboardState:
+                      graph: PipelineGraph | None, now_ms: int | None = None,
+                      catalog_address: str | None = None) -> DashboardState:
     """The page's data around the status ``rows`` (as ``Context.status()`` returned them)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     dlq = dead_letter_tables(catalog)
@@ -277,7 +280,7 @@ def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
         activity[row.table] = table_activity(row.table, table, now, *side)
     name = graph.spec.name if graph is not None else None
     dag = build_dag(rows, activity, graph, catalog.name, {name for name, _ in dlq.values()})
-    return DashboardState(now, name, tuple(rows), activity, dag)
+    return DashboardState(now, name, tuple(rows), activity, dag, catalog_address)
 
 
 def dead_letters_query(table: str, limit: int) -> str:

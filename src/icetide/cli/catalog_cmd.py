@@ -41,10 +41,12 @@ def catalog() -> None:
 @_FORMAT
 @config_option
 def start(fmt: str, config_path: Path | None) -> None:
-    """Start this home's metastore (127.0.0.1:9083 by default) unless it runs.
+    """Start this home's metastore unless it runs, and print its URI.
 
-    It runs detached and serves every icetide process and other engines (Spark, Trino,
-    Flink, pyiceberg) until `icetide catalog stop`; `icetide run` starts it too.
+    It listens on 127.0.0.1:9083, or on a free port when 9083 is taken and metastore.port
+    is not set. It runs detached and serves every icetide process and other engines
+    (Spark, Trino, Flink, pyiceberg) until `icetide catalog stop`, until its home is
+    deleted, or after metastore.idle_timeout without clients; `icetide run` starts it too.
     """
     _show(context_from(config_path).start_catalog(), fmt)
 

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from icetide import __version__
+from icetide.cli.exits import INTERRUPTED, REFUSED
 from icetide.errors import IcetideError
 
 # command name → (module, attribute, one-line help)
@@ -82,17 +83,17 @@ def cli(verbose: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point: IcetideError → a one-line message and exit code 2."""
+    """Entry point: IcetideError → a one-line message and exit code 2 (cli/exits.py)."""
     try:
         return cli.main(args=argv, prog_name="icetide", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except IcetideError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
-        sys.exit(2)
+        sys.exit(REFUSED)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(INTERRUPTED)

@@ -21,8 +21,9 @@ from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
+from icetide.cli.exits import Refused
 from icetide.cli.options import config_option, context_from
-from icetide.errors import IcetideError
+from icetide.errors import IcetideError, TableError
 from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,12 +58,16 @@ def _spark_error(exc: Exception) -> str | None:
 
 
 @contextmanager
-def cli_errors() -> Iterator[None]:
-    """Turn icetide and engine errors into one-line CLI errors (no traceback)."""
+def cli_errors(found: tuple[type[IcetideError], ...] = ()) -> Iterator[None]:
+    """Turn icetide and engine errors into one-line CLI errors (no traceback) with the
+    exit codes of every verb: icetide refused (bad configuration or input) → 2, the
+    engine found an error in the statement → 1, and so do the ``found`` errors."""
     try:
         yield
-    except IcetideError as exc:
+    except found as exc:
         raise click.ClickException(str(exc)) from exc
+    except IcetideError as exc:
+        raise Refused(str(exc)) from exc
     except duckdb.Error as exc:  # whole: its later lines point at the bad spot in the query
         raise click.ClickException(f"DuckDB: {str(exc).strip()}") from exc
     except Exception as exc:
@@ -117,7 +122,9 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
 
     Tables are named namespace.table (or catalog.namespace.table).
     """
-    with cli_errors():
+    # a table the statement names that does not exist is an error in the SQL (exit 1), as
+    # Spark reports it; the DuckDB path finds it in the catalog first
+    with cli_errors(found=(TableError,)):
         result = context_from(config_path).sql(query, engine=cast(Engine, engine),
                                                limit=limit or None)
     emit(result.columns, result.rows, fmt)

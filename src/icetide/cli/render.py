@@ -50,11 +50,13 @@ def runs_on(rows: Sequence[TableStatus]) -> str | None:
 
 
 def status_table(rows: Sequence[TableStatus], now: float | None = None,
-                 title: str | None = None) -> Table:
-    """The full table of ``icetide status``; its caption names the Spark master and
-    executors of the newest commits."""
+                 title: str | None = None, catalog: str | None = None) -> Table:
+    """The full table of ``icetide status``; its caption names the catalog's address and
+    the Spark master and executors of the newest commits."""
     now = time.time() if now is None else now
-    table = Table(title=title, header_style="bold", caption=runs_on(rows))
+    caption = "\n".join(c for c in (f"catalog {catalog}" if catalog else None, runs_on(rows))
+                         if c) or None
+    table = Table(title=title, header_style="bold", caption=caption)
     for column in ("table", "last commit", "rows last/total", "freshness", "target",
                    "status", "mode", "dead letters", "expectations", "source lag", "files"):
         table.add_column(column)

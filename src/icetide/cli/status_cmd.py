@@ -33,11 +33,13 @@ def status(pipeline_dir: Path | None, fmt: str, lag: bool, check: bool,
     With it: the pipeline's tables and their declared freshness targets. Reads table
     metadata only (no Spark, no data scan).
     """
-    rows = context_from(config_path, pipeline_dir, conf).status(lag=lag)
+    ctx = context_from(config_path, pipeline_dir, conf)
+    rows = ctx.status(lag=lag)
     if fmt == "json":
         click.echo(json.dumps([r.to_json() for r in rows], indent=2, default=str))
     else:
+        table = status_table(rows, catalog=ctx.catalog_service().address)
         # without a terminal nothing wraps (for data use --format json)
-        Console(width=None if sys.stdout.isatty() else 100_000).print(status_table(rows))
+        Console(width=None if sys.stdout.isatty() else 100_000).print(table)
     if check and any(r.state == "fail" for r in rows):
         raise SystemExit(1)

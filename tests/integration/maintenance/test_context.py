@@ -57,6 +57,6 @@ def test_cli_refuses_unknown_procedures(icetide_settings: Settings) -> None:
 
     env = {"ICETIDE_HOME": str(icetide_settings.home), "ICETIDE_CATALOG__TYPE": "hadoop"}
     out = CliRunner(env=env).invoke(cli, ["call", "system.compact(table => 'a.b')"])
-    assert out.exit_code != 0 and "unknown procedure 'compact'" in out.output
+    assert out.exit_code == 2 and "unknown procedure 'compact'" in out.output  # refused
     help_text = CliRunner().invoke(cli, ["maintain", "--help"]).output
     assert "--dry-run" in help_text and "--format" in help_text

@@ -115,12 +115,12 @@ def test_describe(config: str) -> None:
     for part in ("Schema", "unpartitioned", "Properties", "snapshots", "added-records=3"):
         assert part in text
     missing = CliRunner().invoke(describe, ["cli.missing", "--config", config])
-    assert missing.exit_code == 1 and "icetide tables" in missing.output
+    assert missing.exit_code == 2 and "icetide tables" in missing.output  # refused: bad input
 
 
 def test_config_file_must_exist(tmp_path: Path) -> None:
     result = CliRunner().invoke(tables, ["--config", str(tmp_path / "nope.yaml")])
-    assert result.exit_code == 1 and "does not exist" in result.output
+    assert result.exit_code == 2 and "does not exist" in result.output  # refused: bad config
 
 
 def test_tables_and_describe_without_a_terminal(spark: SparkSession, config: str) -> None:

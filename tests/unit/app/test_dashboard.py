@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from icetide.app.dashboard import (
+    DashboardState,
     TableActivity,
     _upstream_keys,
     build_dag,
@@ -74,3 +75,8 @@ def test_a_materialized_view_is_fed_by_the_inputs_its_refresh_position_names() -
     assert sorted(_upstream_keys(marker)) == ["iceberg:lake.dws.a", "iceberg:lake.dws.b"]
     kafka = Marker("ods.c", start={}, end={"kafka:t": {"0": 5}})
     assert _upstream_keys(kafka) == ["kafka:t"]
+
+
+def test_the_page_names_where_engines_reach_the_catalog() -> None:
+    state = DashboardState(0, None, (), catalog="thrift://127.0.0.1:41234")
+    assert state.to_json()["catalog"] == "thrift://127.0.0.1:41234"

@@ -37,3 +37,13 @@ def test_status_caption_names_master_and_executors() -> None:
     assert runs_on(rows) == ("runs on spark://127.0.0.1:7077 · 2 executors: "
                              "0@127.0.0.1:1, 1@127.0.0.1:2")
     assert runs_on([TableStatus(table="c.d")]) is None
+
+
+def test_status_caption_names_the_catalog_address() -> None:
+    from icetide.app.status import TableStatus
+    from icetide.cli.render import status_table
+
+    table = status_table([TableStatus(table="a.b", master="local[2]")],
+                         catalog="thrift://127.0.0.1:41234")
+    assert table.caption == "catalog thrift://127.0.0.1:41234\nruns on local[2] · 0 executors"
+    assert status_table([TableStatus(table="c.d")]).caption is None

@@ -8,8 +8,10 @@ commit lock needs (``TxnDbUtil.prepDb``: ``autoCreateAll`` does not create them,
 every commit would then retry for minutes and fail).
 
 Run it as ``python -m icetide.runtime.metastore`` (see :mod:`.service`); it writes its
-state file once it listens and removes it on SIGTERM. The JVM dies with this process
-(py4j ``die_on_exit``), ``kill -9`` included.
+state file (with the port it got) once it listens and removes it on SIGTERM. It also
+stops by itself when its home is deleted, or after ``metastore.idle_timeout`` without
+clients (:mod:`.watch`). The JVM dies with this process (py4j ``die_on_exit``),
+``kill -9`` included.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from icetide.runtime.jars import pyspark_jars_dir
 from icetide.runtime.java import check_java
 from icetide.runtime.metastore.site import MetastorePaths, check_host
 from icetide.runtime.metastore.txn_tables import prepare_postgres
+from icetide.runtime.metastore.watch import Watchdog, check_interval, watch
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +63,11 @@ class ServiceSpec:
     user: str | None = None
     #: jars beyond pyspark's (``os.pathsep``-joined): the database's JDBC driver, S3A
     extra_jars: str = ""
+    #: Ports to try, in order, when ``port`` is taken (``0``: any free one); empty: only
+    #: ``port`` (``metastore.port`` set explicitly).
+    fallback_ports: tuple[int, ...] = ()
+    #: Seconds without clients after which the service stops (``None``: never).
+    idle_timeout: float | None = None
 
     @property
     def new(self) -> bool:
@@ -94,8 +102,39 @@ def _hive_conf(jvm: JVM) -> Any:
     return conf
 
 
-def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> Any:
-    """The thrift server of the metastore, bound to ``spec.host:spec.port`` (not serving)."""
+def _bind(jvm: JVM, spec: ServiceSpec) -> tuple[Any, int]:
+    """A thrift server socket on ``spec.host``: ``spec.port``, else the first fallback
+    port that is free (``0``: any); with the port it got."""
+    failed = []
+    for port in (spec.port, *spec.fallback_ports):
+        try:
+            socket = jvm.org.apache.thrift.transport.TServerSocket(
+                jvm.java.net.InetSocketAddress(spec.host, port))
+        except Exception as exc:
+            failed.append(f"{port} ({exc})")
+            continue
+        return socket, int(socket.getServerSocket().getLocalPort())
+    raise RuntimeSetupError(
+        f"the metastore cannot listen on {spec.host}:{' or '.join(failed)}: another program "
+        "uses the port; set metastore.port (ICETIDE_METASTORE__PORT) to a free one, or leave "
+        "it unset to take a free port")
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """The thrift server (not serving yet), its port and its connection threads."""
+
+    server: Any
+    port: int
+    pool: Any
+
+    def activity(self) -> tuple[int, int]:
+        """(connections being served now, connections accepted so far)."""
+        return int(self.pool.getActiveCount()), int(self.pool.getTaskCount())
+
+
+def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> _Bound:
+    """The thrift server of the metastore, bound to ``spec.host`` (see :func:`_bind`)."""
     hms, thrift = jvm.org.apache.hadoop.hive.metastore, jvm.org.apache.thrift
     if spec.new:
         log.info("new metastore database %s: creating the transaction tables",
@@ -103,19 +142,16 @@ def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> Any:
         hms.txn.TxnDbUtil.prepDb(conf)
     base = getattr(hms, "HiveMetaStore$HMSHandler")("new db based metaserver", conf, False)
     processor = hms.TSetIpAddressProcessor(hms.HiveMetaStore.newRetryingHMSHandler(base, conf))
-    try:
-        socket = thrift.transport.TServerSocket(jvm.java.net.InetSocketAddress(spec.host,
-                                                                               spec.port))
-    except Exception as exc:
-        raise RuntimeSetupError(
-            f"the metastore cannot listen on {spec.host}:{spec.port} ({exc}): another program "
-            "uses the port; set metastore.port (ICETIDE_METASTORE__PORT) to a free one"
-        ) from exc
+    socket, port = _bind(jvm, spec)
+    # thrift's own pool (4..200 threads, one per connection), made here so that the
+    # watchdog can count the connections
+    cc = jvm.java.util.concurrent
+    pool = cc.ThreadPoolExecutor(4, 200, 60, cc.TimeUnit.SECONDS, cc.SynchronousQueue())
     args = getattr(thrift.server, "TThreadPoolServer$Args")(socket)
     args = (args.processor(processor).transportFactory(thrift.transport.TTransportFactory())
             .protocolFactory(getattr(thrift.protocol, "TBinaryProtocol$Factory")())
-            .minWorkerThreads(4).maxWorkerThreads(200))
-    return thrift.server.TThreadPoolServer(args)
+            .executorService(pool))
+    return _Bound(thrift.server.TThreadPoolServer(args), port, pool)
 
 
 def _reap_locks(jvm: JVM, conf: Any, every: float, stop: threading.Event) -> None:
@@ -133,10 +169,22 @@ def _reap_locks(jvm: JVM, conf: Any, every: float, stop: threading.Event) -> Non
             log.warning("expiring dead writers' locks failed: %s", exc)
 
 
-def _write_state(spec: ServiceSpec) -> None:
+def _write_state(spec: ServiceSpec, port: int) -> None:
     tmp = spec.paths.state.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": os.getpid(), "host": spec.host, "port": spec.port}))
+    tmp.write_text(json.dumps({"pid": os.getpid(), "host": spec.host, "port": port}))
     tmp.replace(spec.paths.state)
+    spec.paths.last_port.write_text(f"{port}\n")
+
+
+def _clear_state(spec: ServiceSpec) -> None:
+    """Remove the state file if it is still this process's (a home deleted and made again
+    may have a new service of its own)."""
+    try:
+        if json.loads(spec.paths.state.read_text()).get("pid") != os.getpid():
+            return
+    except (OSError, ValueError, AttributeError):
+        return
+    spec.paths.state.unlink(missing_ok=True)
 
 
 def serve(spec: ServiceSpec, stop: threading.Event) -> None:
@@ -150,20 +198,24 @@ def serve(spec: ServiceSpec, stop: threading.Event) -> None:
         gateway = _launch(spec, out)
         try:
             conf = _hive_conf(gateway.jvm)
-            server = _server(gateway.jvm, conf, spec)
-            threading.Thread(target=server.serve, name="metastore", daemon=True).start()
+            bound = _server(gateway.jvm, conf, spec)
+            threading.Thread(target=bound.server.serve, name="metastore", daemon=True).start()
             threading.Thread(target=_reap_locks, name="lock-reaper", daemon=True,
                              args=(gateway.jvm, conf, max(1.0, spec.lock_timeout / 4),
                                    stop)).start()
-            while not server.isServing():
+            while not bound.server.isServing():
                 time.sleep(0.05)
-            _write_state(spec)
-            log.info("metastore listening on thrift://%s:%d (%.1fs)", spec.host, spec.port,
+            _write_state(spec, bound.port)
+            log.info("metastore listening on thrift://%s:%d (%.1fs)", spec.host, bound.port,
                      time.monotonic() - started)
+            dog = Watchdog(spec.paths.root, spec.paths.state, spec.idle_timeout,
+                           bound.activity)
+            threading.Thread(target=watch, name="watchdog", daemon=True,
+                             args=(dog, check_interval(spec.idle_timeout), stop)).start()
             stop.wait()
-            server.stop()
+            bound.server.stop()
         finally:
-            spec.paths.state.unlink(missing_ok=True)
+            _clear_state(spec)
             gateway.shutdown()
 
 

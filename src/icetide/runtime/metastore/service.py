@@ -4,7 +4,12 @@ One service per home: its state file says which process serves which address. A 
 holds a file lock, so two icetide processes starting at once share one service. The
 service runs detached (its own session): it outlives the ``run`` or ``demo`` that
 started it, serves every later process and other engines, and stops on
-``icetide catalog stop``.
+``icetide catalog stop`` — or by itself when its home is deleted, or after
+``metastore.idle_timeout`` without clients (:mod:`.watch`).
+
+Its address is the one it recorded: with ``metastore.port`` left unset it takes a free
+port when another program (another home's service, say) holds 9083. Every reader builds
+the URI with :func:`metastore_uri`.
 """
 
 from __future__ import annotations
@@ -50,9 +55,24 @@ def embedded(settings: Settings) -> bool:
     return settings.catalog.type == "hive" and not settings.catalog.uri
 
 
-def metastore_uri(settings: Settings) -> str:
-    """The configured address of the home's metastore, as a thrift URI."""
+def port_is_set(settings: Settings) -> bool:
+    """Whether ``metastore.port`` was set (YAML or env): the service may not move to a free
+    port then. Left unset, it is 9083 when free."""
+    return "port" in settings.metastore.model_fields_set
+
+
+def configured_uri(settings: Settings) -> str:
+    """The address ``metastore.host``/``port`` name (where a new service tries first)."""
     return f"thrift://{settings.metastore.host}:{settings.metastore.port}"
+
+
+def metastore_uri(settings: Settings) -> str:
+    """The home's metastore as a thrift URI: the address its running service recorded
+    (a free port when 9083 was taken), else the configured one. The one place that
+    builds it: Spark's conf, pyiceberg, status, the dashboard and the printed
+    instructions all read it here."""
+    state = _recorded(MetastorePaths.of(settings))
+    return state.uri if state is not None else configured_uri(settings)
 
 
 def _accepts(host: str, port: int) -> bool:
@@ -79,15 +99,20 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def running(settings: Settings) -> ServiceState | None:
-    """The home's service, if its process is alive and it accepts connections."""
-    paths = MetastorePaths.of(settings)
+def _recorded(paths: MetastorePaths) -> ServiceState | None:
+    """The service the state file names, if its process is alive (not asked: no connect)."""
     try:
         data = json.loads(paths.state.read_text())
         state = ServiceState(int(data["pid"]), str(data["host"]), int(data["port"]))
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    if pid_alive(state.pid) and _accepts(state.host, state.port):
+    return state if pid_alive(state.pid) else None
+
+
+def running(settings: Settings) -> ServiceState | None:
+    """The home's service, if its process is alive and it accepts connections."""
+    state = _recorded(MetastorePaths.of(settings))
+    if state is not None and _accepts(state.host, state.port):
         return state
     return None
 
@@ -113,21 +138,22 @@ def ensure_metastore(settings: Settings) -> ServiceState:
         if state is not None:
             _check_address(state, settings)
             return state
-        if _accepts(cfg.host, cfg.port):
+        if port_is_set(settings) and _accepts(cfg.host, cfg.port):
             raise RuntimeSetupError(
                 f"{cfg.host}:{cfg.port} is taken by another program, not this home's "
                 f"metastore ({paths.root}): set metastore.port (ICETIDE_METASTORE__PORT) to a "
-                "free port, or catalog.uri to use that metastore"
+                "free port, leave it unset to take a free one, or set catalog.uri to use "
+                "that metastore"
             )
         return _spawn(settings, paths)
 
 
 def _check_address(state: ServiceState, settings: Settings) -> None:
     cfg = settings.metastore
-    if (state.host, state.port) != (cfg.host, cfg.port):
+    if state.host != cfg.host or (port_is_set(settings) and state.port != cfg.port):
         raise RuntimeSetupError(
-            f"this home's metastore runs at {state.uri}, not at {metastore_uri(settings)} as "
-            "metastore.host/port say: stop it (icetide catalog stop) or change the settings"
+            f"this home's metastore runs at {state.uri}, not at {configured_uri(settings)} "
+            "as metastore.host/port say: stop it (icetide catalog stop) or change the settings"
         )
 
 
@@ -137,20 +163,36 @@ def _jar_groups(settings: Settings) -> list[str]:
             + (["s3a"] if on_s3(settings.warehouse) else []))
 
 
+def fallback_ports(settings: Settings, paths: MetastorePaths) -> tuple[int, ...]:
+    """Where a new service goes when ``metastore.port`` is taken: nowhere when the port
+    was set explicitly; else the port it had last time (external engines keep their
+    URI), then any free port."""
+    if port_is_set(settings):
+        return ()
+    try:
+        last = int(paths.last_port.read_text().strip())
+    except (OSError, ValueError):
+        return (0,)
+    return (0,) if last == settings.metastore.port else (last, 0)
+
+
 def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
     cfg = settings.metastore
     write_conf(settings, paths)
     paths.state.unlink(missing_ok=True)
     args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
             str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or "",
-            os.pathsep.join(map(str, group_jars(settings, _jar_groups(settings))))]
+            os.pathsep.join(map(str, group_jars(settings, _jar_groups(settings)))),
+            ",".join(str(p) for p in fallback_ports(settings, paths)),
+            "" if cfg.idle_timeout is None else str(cfg.idle_timeout)]
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     if cfg.password is not None:
         env[PASSWORD_ENV] = cfg.password.get_secret_value()
     with paths.log.open("a") as out:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True, cwd=paths.root, env=env)
-    log.info("starting the metastore at %s (log: %s)", metastore_uri(settings), paths.log)
+    log.info("starting the metastore at %s%s (log: %s)", configured_uri(settings),
+             "" if port_is_set(settings) else " or a free port", paths.log)
     deadline = time.monotonic() + cfg.start_timeout
     while time.monotonic() < deadline:
         state = running(settings)
@@ -159,11 +201,11 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
         if proc.poll() is not None:
             raise RuntimeSetupError(
                 f"the metastore exited with code {proc.returncode} before listening on "
-                f"{metastore_uri(settings)}; its log {paths.log} ends:\n{_tail(paths)}")
+                f"{configured_uri(settings)}; its log {paths.log} ends:\n{_tail(paths)}")
         time.sleep(0.2)
     proc.terminate()
     raise RuntimeSetupError(
-        f"the metastore did not listen on {metastore_uri(settings)} within "
+        f"the metastore did not listen on {configured_uri(settings)} within "
         f"{cfg.start_timeout:.0f}s (metastore.start_timeout); see {paths.log}")
 
 

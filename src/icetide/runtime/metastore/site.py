@@ -38,6 +38,12 @@ class MetastorePaths:
         return self.root / STATE_FILE
 
     @property
+    def last_port(self) -> Path:
+        """The port the service last listened on (kept after it stops: a service that had
+        to take a free port takes the same one again when it can)."""
+        return self.root / "last-port"
+
+    @property
     def log(self) -> Path:
         return self.root / "metastore.log"
 

@@ -169,6 +169,7 @@ function render(state) {
   if (state.error) return;
   $("#pipeline").textContent = state.pipeline ? `· ${state.pipeline}` : "· every table";
   $("#updated").textContent = `updated ${new Date(state.generated_ms).toLocaleTimeString()}`;
+  $("#catalog").textContent = state.catalog ? `catalog ${state.catalog}` : "";
   renderDag(state);
   renderTables(state);
   renderLists(state);
