@@ -58,6 +58,6 @@ def test_without_cache_or_network_a_command_fails_at_once_in_one_line(tmp_path: 
     assert time.monotonic() - started < 30
     assert ran.returncode == 2
     [line] = ran.stderr.strip().splitlines()
-    assert line.startswith("error: missing JVM dependencies org.apache.iceberg:")
+    assert line.lower().startswith("error: missing jvm dependencies org.apache.iceberg:")
     assert "cannot reach the Maven repository http://127.0.0.1:9/maven2/" in line
     assert "icetide jars resolve" in line
