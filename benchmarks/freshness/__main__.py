@@ -50,6 +50,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="environment of the (second) run's pipeline process (repeatable)")
     p.add_argument("--compare-env", action="append", default=[], metavar="KEY=VALUE",
                    help="run first with this pipeline environment instead (repeatable)")
+    p.add_argument("--storage", choices=("local", "s3"), default="local",
+                   help="the (second) run's lake: the home's disk or an embedded S3 store")
+    p.add_argument("--compare-storage", choices=("local", "s3"), default=None,
+                   help="run first with the lake on this storage instead")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     p.add_argument("--keep-logs", type=Path, default=None, metavar="DIR",
                    help="copy each run's pipeline log to DIR/<run>.log (where the time went)")
@@ -111,6 +115,8 @@ def _env(items: list[str]) -> dict[str, str]:
 
 def _labels(a: argparse.Namespace) -> tuple[str, str]:
     """Names of the first (compared) and second run."""
+    if a.compare_storage:
+        return f"lake on {a.compare_storage}", f"lake on {a.storage}"
     if a.compare_env:
         return " ".join(a.compare_env), " ".join(a.env) or "default environment"
     if a.compare_trigger is None:
@@ -122,13 +128,15 @@ def _labels(a: argparse.Namespace) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
-    load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env))
+    load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env), storage=a.storage)
     first, second = _labels(a)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
-        if a.compare is not None or a.compare_trigger is not None or a.compare_env:
+        if (a.compare is not None or a.compare_trigger is not None or a.compare_env
+                or a.compare_storage):
             checkout = a.compare if a.compare is not None else ROOT
             before = replace(load, trigger=a.compare_trigger or a.trigger,
-                             env=_env(a.compare_env) if a.compare_env else load.env)
+                             env=_env(a.compare_env) if a.compare_env else load.env,
+                             storage=a.compare_storage or load.storage)
             runs.append((first, measure(Path(tmp) / "before", before, checkout / "src")))
             _keep_log(Path(tmp) / "before", a.keep_logs, "before")
         runs.append((second if runs else "this tree", measure(Path(tmp) / "after", load,
@@ -139,6 +147,9 @@ def main(argv: list[str] | None = None) -> None:
         trig += f" --compare-trigger {a.compare_trigger:g}"
     trig += "".join(f" --env {e}" for e in a.env)
     trig += "".join(f" --compare-env {e}" for e in a.compare_env)
+    if a.storage != "local" or a.compare_storage:
+        trig += f" --storage {a.storage}" + (f" --compare-storage {a.compare_storage}"
+                                             if a.compare_storage else "")
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
             f"{a.seconds:g}{trig} --partitions {a.partitions}"
             f"{' --compare <checkout>' if a.compare else ''}`\n\n"

@@ -18,9 +18,10 @@ from typing import Any
 
 from benchmarks.cpu import CpuMeter, descendants
 from benchmarks.freshness.trace import ODS, Probe, commits, freshness
-from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings
+from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, S3Config, Settings
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.process import free_port
+from icetide.devkit.embedded.seaweed import EmbeddedS3, S3Info
 from icetide.devkit.gen.business import BusinessOptions, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.runtime.metastore.service import stop_metastore
@@ -42,6 +43,8 @@ class Load:
     partitions: int = 4
     trigger: float | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: where the lake lives: the home's disk, or an S3-compatible store (SeaweedFS)
+    storage: str = "local"
 
 
 #: Called every 10 s of the measured run with the catalog, the seconds elapsed and the
@@ -65,9 +68,35 @@ class RunResult:
     window_s: float = 0.0  # the measured window's wall seconds
 
 
-def _settings(home: Path, bootstrap: str) -> Settings:
-    return Settings(home=home, catalog=CatalogConfig(), kafka=KafkaConfig(bootstrap=bootstrap),
-                    metastore=MetastoreConfig(port=free_port()))
+def _settings(home: Path, bootstrap: str, store: S3Info | None) -> Settings:
+    if store is None:
+        return Settings(home=home, catalog=CatalogConfig(),
+                        kafka=KafkaConfig(bootstrap=bootstrap),
+                        metastore=MetastoreConfig(port=free_port()))
+    return Settings(home=home, catalog=CatalogConfig(warehouse=f"s3://{store.bucket}/fresh"),
+                    kafka=KafkaConfig(bootstrap=bootstrap),
+                    metastore=MetastoreConfig(port=free_port()),
+                    s3=S3Config(endpoint=store.endpoint, path_style_access=True))
+
+
+def _storage_env(settings: Settings) -> dict[str, str]:
+    """The pipeline's environment for a lake on S3 (its keys are in this process's)."""
+    if settings.s3.endpoint is None:
+        return {}
+    return {"ICETIDE_CATALOG__WAREHOUSE": settings.warehouse,
+            "ICETIDE_S3__ENDPOINT": settings.s3.endpoint, "ICETIDE_S3__PATH_STYLE_ACCESS": "true"}
+
+
+@contextlib.contextmanager
+def _store(home: Path, storage: str) -> Iterator[S3Info | None]:
+    """An S3-compatible store for the run (its keys exported to this process and so to
+    the pipeline), or none."""
+    if storage == "local":
+        yield None
+        return
+    with EmbeddedS3(home / "s3") as info:
+        os.environ.update(info.env())
+        yield info
 
 
 def keep_log(home: Path, dest: Path) -> bool:
@@ -84,7 +113,8 @@ def keep_log(home: Path, dest: Path) -> bool:
 @contextlib.contextmanager
 def _pipeline(settings: Settings, shop: Any, src: Path, load: Load, once: bool = False
               ) -> Iterator[subprocess.Popen[bytes]]:
-    env = {**shop.pipeline_env(), **load.env, "ICETIDE_HOME": str(settings.home),
+    env = {**shop.pipeline_env(), **_storage_env(settings), **load.env,
+           "ICETIDE_HOME": str(settings.home),
            "ICETIDE_KAFKA__BOOTSTRAP": str(settings.kafka.bootstrap),
            "ICETIDE_METASTORE__PORT": str(settings.metastore.port),
            "ICETIDE_SPARK__DRIVER_MEMORY": "4g", "PYTHONPATH": str(src)}
@@ -168,9 +198,9 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
     from icetide.runtime.catalogs import pyiceberg_catalog
 
     home.mkdir(parents=True)
-    with EmbeddedBroker(None, home / "broker") as broker:
+    with _store(home, load.storage) as store, EmbeddedBroker(None, home / "broker") as broker:
         bs = broker.bootstrap
-        settings = _settings(home, bs)
+        settings = _settings(home, bs, store)
         produce_clicks(bs, TOPIC, GenOptions(count=WARMUP_CLICKS, partitions=load.partitions,
                                              seed=1))
         with shop_database(settings, None) as shop:

@@ -85,10 +85,12 @@ def _listening(port: int) -> bool:
 class EmbeddedS3:
     """A private ``weed mini`` process; use as a context manager or call start/stop."""
 
-    def __init__(self, root: str | Path, bucket: str = "lake", start_timeout: float = 60.0
-                 ) -> None:
+    def __init__(self, root: str | Path, bucket: str = "lake", start_timeout: float = 60.0,
+                 table_bucket: str | None = None) -> None:
         self.root = Path(root).resolve()
         self.bucket = bucket
+        #: an S3 Tables bucket served by the store's Iceberg REST catalog
+        self.table_bucket = table_bucket
         self.start_timeout = start_timeout
         self.ports = {name: free_port() for name in _PORTS}
         self._proc: subprocess.Popen[bytes] | None = None
@@ -104,7 +106,8 @@ class EmbeddedS3:
         ports = [f"-{name}={port}" for name, port in self.ports.items()]
         return [weed_binary(), "mini", f"-dir={self.root / 'data'}", f"-ip={LOOPBACK}",
                 f"-ip.bind={LOOPBACK}", f"-bucket={self.bucket}", "-admin.ui=false",
-                "-webdav=false", "-master.telemetry=false", *ports]
+                "-webdav=false", "-master.telemetry=false", *ports,
+                *([f"-tableBucket={self.table_bucket}"] if self.table_bucket else [])]
 
     def start(self) -> S3Info:
         """Start the store and wait until its S3 and catalog endpoints answer."""
