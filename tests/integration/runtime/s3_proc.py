@@ -8,6 +8,7 @@ a compaction, and reports what it saw as JSON."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -19,6 +20,9 @@ from icetide.runtime.session import get_spark
 
 TABLE = "db.clicks"
 ORPHAN = "data/orphan-never-committed.parquet"
+#: SeaweedFS's REST catalog refuses a bucket transform in CREATE TABLE ("Invalid request
+#: body"): the REST test asks for day partitions only
+PARTITIONING = os.environ.get("S3_PROC_PARTITIONING", "day, bucket(4, id)")
 
 
 def main(out: str) -> None:
@@ -26,7 +30,7 @@ def main(out: str) -> None:
     spark = get_spark(settings)
     spark.sql("CREATE NAMESPACE IF NOT EXISTS db")
     spark.sql(f"CREATE TABLE {TABLE} (id BIGINT, kind STRING, day DATE) USING iceberg "
-              "PARTITIONED BY (day, bucket(4, id)) TBLPROPERTIES ('format-version'='2', "
+              f"PARTITIONED BY ({PARTITIONING}) TBLPROPERTIES ('format-version'='2', "
               "'write.delete.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')")
     for start in (0, 100):
         spark.sql(f"INSERT INTO {TABLE} SELECT id, IF(id % 2 = 0, 'view', 'click'), "

@@ -35,6 +35,7 @@ def test_spark_pyiceberg_and_duckdb_through_a_rest_catalog(
             "spark": {"master": "local[2]", "driver_memory": "1g"}}))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ICETIDE_", "AWS_"))}
         env.update({**store.env(), "ICETIDE_HOME": str(tmp_path / "home"),
+                    "S3_PROC_PARTITIONING": "day",  # what SeaweedFS's catalog accepts
                     "ICETIDE_CONFIG": str(config)})
         done = subprocess.run([sys.executable, "-m", "tests.integration.runtime.s3_proc",
                                str(tmp_path / "out.json")], env=env, cwd=REPO, text=True,
