@@ -27,6 +27,16 @@ def request_stop() -> None:
     _STOP.set()
 
 
+def clear_stop() -> None:
+    """Withdraw a stop request (a process that goes on working after one: tests)."""
+    _STOP.clear()
+
+
+def stop_requested() -> bool:
+    """Whether a stop was requested (retrying then gives up at its next failure)."""
+    return _STOP.is_set()
+
+
 def pause(seconds: float) -> None:
     """Wait ``seconds``; raise :class:`Interrupted` if a stop is (or gets) requested."""
     if _STOP.wait(seconds):
