@@ -15,9 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from icetide.errors import ConfigError, PipelineError
+from pydantic import Field, TypeAdapter, ValidationError
+
+from icetide.config import Duration
+from icetide.errors import PipelineError
 from icetide.pipelines.names import (
     SourceLocation,
     check_column,
@@ -84,26 +87,21 @@ class Expectation:
 
 
 # --------------------------------------------------------------------------- helpers
+#: A positive :data:`~icetide.config.Duration` or ``None``: the pipelines' durations.
+PositiveDuration = Annotated[Duration, Field(gt=0)]
+_POSITIVE = TypeAdapter(PositiveDuration | None)
+
+
 def parse_seconds(value: str | float | None, what: str) -> float | None:
     """``"2 minutes"`` → 120.0 (None stays None); a PipelineError naming ``what`` if invalid."""
-    if value is None:
-        return None
     try:
-        seconds = parse_duration_value(value)
-    except ConfigError as exc:
-        raise PipelineError(f"{what}={value!r}: {exc}") from None
-    if seconds <= 0:
-        raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'")
-    return seconds
-
-
-def parse_duration_value(value: str | float) -> float:
-    """Seconds of a duration; delegates to :func:`icetide.config.parse_duration`."""
-    from icetide.config import parse_duration
-
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ConfigError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")
-    return parse_duration(value)
+        return _POSITIVE.validate_python(value)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        if problem["type"] == "greater_than":
+            raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'") from None
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        raise PipelineError(f"{what}={value!r}: {message}") from None
 
 
 def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
