@@ -227,7 +227,6 @@ class FlowsConfig(_Section):
     """The generic flow loop."""
 
     trigger_interval: Duration = 5.0
-    changelog: bool = False
     #: A continuous flow whose batches fail this many times in a row (not counting an
     #: unreachable source) stops, and the run with it, showing the error.
     max_failures: int = Field(default=5, ge=1)

@@ -15,7 +15,7 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from icetide.config import MaintenanceConfig, Settings
@@ -92,10 +92,6 @@ class Maintainer:
         report.after = table_stats(self.spark, load_table(self.spark, ident))
         report.seconds = round(time.monotonic() - began, 3)
         return report
-
-    def run_all(self, tables: Sequence[str] = ()) -> list[MaintenanceReport]:
-        """A pass over ``tables`` (default: every table of the catalog)."""
-        return [self.run(t) for t in (list(tables) or self.tables())]
 
     def _step(self, report: MaintenanceReport, name: str,
               step: Callable[[], dict[str, Any] | None]) -> None:

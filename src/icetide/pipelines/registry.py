@@ -107,12 +107,6 @@ class GraphRegistry:
     def flows(self) -> Mapping[str, FlowSpec]:
         return dict(self._flows)
 
-    def replace_table(self, spec: TableSpec) -> None:
-        """Swap in an updated spec of an already registered table (e.g. defaults applied)."""
-        if spec.name not in self._tables:
-            raise PipelineError(f"table {spec.name} is not registered")
-        self._tables[spec.name] = spec
-
     def finish(self) -> None:
         """Check nothing was left dangling: expectations must belong to a table."""
         for func, location in self._pending.values():
