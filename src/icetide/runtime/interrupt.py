@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import threading
 
-from icetide.errors import IcetideError
-
 _STOP = threading.Event()
 
 
-class Interrupted(IcetideError):
-    """A stop was requested while waiting."""
+class Interrupted(KeyboardInterrupt):
+    """A stop was requested while waiting. Like Ctrl-C, not a failure: no ``except
+    Exception`` (or :class:`~icetide.errors.IcetideError`) takes it for one, and the
+    command line exits with 130."""
 
     def __init__(self) -> None:
         super().__init__("stopped on request while waiting to retry")

@@ -140,3 +140,8 @@ def test_restart_counts_failures_afresh_after_progress() -> None:
             restart(attempt)
     assert calls == 6
     assert waits == [(1, 0.01), (2, 0.02), (1, 0.01), (2, 0.02), (3, 0.04)]
+
+
+def test_interrupted_is_no_failure() -> None:
+    assert not isinstance(Interrupted(), Exception)  # no `except Exception` counts it
+    assert isinstance(Interrupted(), KeyboardInterrupt)  # the command line exits 130
