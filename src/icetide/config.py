@@ -236,7 +236,7 @@ class FlowsConfig(_Section):
 
 
 class MaintenanceConfig(_Section):
-    """Table upkeep (``icetide maintain``, and every table a continuous run writes).
+    """Table maintenance (``icetide maintain``, and every table a continuous run writes).
 
     A table overrides any key with a table property ``icetide.maintenance.<key>`` (dashes
     or underscores), e.g. ``table_properties={"icetide.maintenance.sort-order":

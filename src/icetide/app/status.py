@@ -85,13 +85,13 @@ class TableStatus:
 
 @dataclass(frozen=True)
 class TableStorage:
-    """The files behind a table (current snapshot totals) and its upkeep."""
+    """The files behind a table (current snapshot totals) and its maintenance."""
 
     data_files: int | None = None
     avg_file_bytes: int | None = None
     delete_files: int | None = None
     snapshots: int = 0
-    #: When ``icetide maintain`` or a run's upkeep last passed over it (epoch ms).
+    #: When ``icetide maintain`` or a run's maintenance last passed over it (epoch ms).
     last_maintenance_ms: int | None = None
 
 

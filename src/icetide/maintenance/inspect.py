@@ -14,8 +14,8 @@ from icetide.lake.metadata import local_path, metadata_of
 from icetide.maintenance.report import TableStats
 from icetide.model.keys import MarkerKeys
 from icetide.model.markers import Marker
+from icetide.tables.maintenance import FlowMark, full_size_bytes, small_file_bytes
 from icetide.tables.sql import quote_ident
-from icetide.tables.upkeep import FlowMark, full_size_bytes, small_file_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -25,7 +25,7 @@ from icetide.maintenance import actions
 from icetide.maintenance.inspect import all_marks, catalog_tables, medium_bytes, table_stats
 from icetide.maintenance.report import MaintenanceReport, TableStats
 from icetide.model.keys import TableProperties
-from icetide.tables.upkeep import (
+from icetide.tables.maintenance import (
     FlowMark,
     compaction_options,
     delete_rewrite_options,

@@ -39,7 +39,7 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
-from icetide.tables.upkeep import maintenance_properties
+from icetide.tables.maintenance import maintenance_properties
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

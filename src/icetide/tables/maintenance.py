@@ -1,4 +1,4 @@
-"""Table upkeep policy and the consumers' retention floor (pure, no JVM).
+"""Table maintenance policy and the consumers' retention floor (pure, no JVM).
 
 The policy of one table is ``maintenance:`` of the configuration overlaid with the
 table's properties ``icetide.maintenance.<key>`` (so it travels with the table and
