@@ -17,7 +17,7 @@ expectation decorators can be stacked on either side and tests can call the func
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, cast, overload
 
 from icetide.errors import PipelineError
 from icetide.pipelines.names import SourceLocation, caller_location, check_column, located
@@ -314,15 +314,14 @@ def _cdc_source(registry: GraphRegistry, source: str | object, location: SourceL
     return registry.qualify(source, location) if isinstance(source, str) else source
 
 
-def _scd_type(value: int | str, *tracked: Sequence[str] | None) -> int:
+def _scd_type(value: int | str, *tracked: Sequence[str] | None) -> Literal[1]:
     if any(tracked):
         raise PipelineError("track_history_[except_]column_list needs SCD type 2, which "
                             "icetide does not support")
     if value in (1, "1"):
         return 1
-    if value in (2, "2"):
-        return 2
-    raise PipelineError(f"stored_as_scd_type={value!r} must be 1 (icetide keeps SCD type 1)")
+    raise PipelineError(f"stored_as_scd_type={value!r} must be 1: icetide keeps SCD type 1; "
+                        "set changelog=True on the target for history")
 
 
 def create_auto_cdc_flow(
