@@ -196,9 +196,9 @@ class MetastoreConfig(_Section):
     user: str | None = None
     password: SecretStr | None = None  # env only: ICETIDE_METASTORE__PASSWORD
     #: Seconds until the lock of a writer that died mid-commit is released.
-    lock_timeout: float = Field(default=60.0, gt=0)
+    lock_timeout: Duration = Field(default=60.0, gt=0)
     #: Seconds to wait for the service to listen when it has to start.
-    start_timeout: float = Field(default=120.0, gt=0)
+    start_timeout: Duration = Field(default=120.0, gt=0)
 
     @field_validator("database")
     @classmethod
@@ -216,10 +216,10 @@ class KafkaConfig(_Section):
     embedded_port: int = Field(default=9092, ge=1, le=65535)
     max_records_per_trigger: int = Field(default=2_000_000, ge=1)
     offset_out_of_range: Literal["earliest", "latest", "fail"] = "fail"
-    retry_backoff_max: float = Field(default=30.0, gt=0)
+    retry_backoff_max: Duration = Field(default=30.0, gt=0)
     #: How long planning waits for an unreachable broker before ``--once`` fails (seconds;
     #: null: for ever). A continuous run keeps retrying after it, logging each failure.
-    retry_timeout: float | None = Field(default=300.0, gt=0)
+    retry_timeout: Duration | None = Field(default=300.0, gt=0)
     properties: dict[str, str] = Field(default_factory=dict)
 
 
