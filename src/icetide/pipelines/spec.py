@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field, fields
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -96,7 +96,7 @@ class _Validated:
     _what = "spec"
 
     @classmethod
-    def _label(cls, given: Mapping[str, Any]) -> str:
+    def _label(cls, given: Mapping[str, object]) -> str:
         """How an error names the spec being built from ``given`` (its ``name``)."""
         own = given.get("name")
         return f"{cls._what} {own!r}" if isinstance(own, str) and own else cls._what
@@ -110,17 +110,17 @@ class _Validated:
             raise PipelineError(_describe(cls, values, exc)) from None
 
 
-def _describe(cls: type, values: Any, exc: ValidationError) -> str:
+def _describe(cls: type[_Validated], values: object, exc: ValidationError) -> str:
     problem = exc.errors()[0]
-    names = [f.name for f in fields(cls)]
+    names = list(getattr(cls, "__dataclass_fields__", {}))  # in declaration order
     where = problem["loc"][0] if problem["loc"] else ""
     name = names[where] if isinstance(where, int) and where < len(names) else str(where)
     args, kwargs = getattr(values, "args", None) or (), getattr(values, "kwargs", None) or {}
     given = {**dict(zip(names, args, strict=False)), **kwargs}
-    spec = cls.__pydantic_fields__.get(name)  # type: ignore[attr-defined]
+    spec = getattr(cls, "__pydantic_fields__", {}).get(name)
     hint = f"; write {spec.description}" if spec is not None and spec.description else ""
     message = str(problem["msg"]).removeprefix("Value error, ")
-    label = cls._label(given)  # type: ignore[attr-defined]
+    label = cls._label(given)
     return f"{label}: {name}={problem.get('input')!r}: {message}{hint}"
 
 
@@ -412,7 +412,7 @@ class PipelineSpec(_Validated):
     _what = "pipeline spec"
 
     @classmethod
-    def _label(cls, given: Mapping[str, Any]) -> str:
+    def _label(cls, given: Mapping[str, object]) -> str:
         return str(given.get("path") or cls._what)
 
     name: Text = Field(description="a non-empty string, e.g. clickstream")
