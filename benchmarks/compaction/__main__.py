@@ -24,7 +24,7 @@ from icetide.config import CatalogConfig, MaintenanceConfig, Settings, SparkConf
 from icetide.lake.commit import load_table
 from icetide.maintenance import actions
 from icetide.maintenance.inspect import medium_bytes, table_stats
-from icetide.tables.upkeep import compaction_options, needs_full_compaction
+from icetide.tables.maintenance import compaction_options, needs_full_compaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

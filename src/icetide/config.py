@@ -14,11 +14,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -57,6 +58,21 @@ def parse_duration(value: str | float | int) -> float:
             "'2 minutes', '1h'"
         )
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def _to_seconds(value: Any) -> Any:
+    """The validator of :data:`Duration`: a duration as :func:`parse_duration` reads it."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")
+    try:
+        return parse_duration(value)
+    except ConfigError as exc:  # as ValueError, so pydantic's message names the key
+        raise ValueError(str(exc)) from None
+
+
+#: Seconds, written as a number or ``"500ms"``, ``"10s"``, ``"2 minutes"``, ``"1h"``: the
+#: one duration type of the configuration and the pipeline specs.
+Duration = Annotated[float, BeforeValidator(_to_seconds)]
 
 
 class _Section(BaseModel):
@@ -209,7 +225,7 @@ class MetastoreConfig(_Section):
     #: Set (YAML or env): that port or no service. Unset: 9083, else a free port.
     port: int = Field(default=9083, ge=1, le=65535)
     #: Seconds (or ``"30m"``) without clients before the service stops (null: never).
-    idle_timeout: float | None = Field(default=None, gt=0)
+    idle_timeout: Duration | None = Field(default=None, gt=0)
     heap: str = "512m"
     #: The metastore's database: embedded Derby under the home (null), or PostgreSQL
     #: ``jdbc:postgresql://host:port/db`` with ``user`` and ``ICETIDE_METASTORE__PASSWORD``.
@@ -217,14 +233,14 @@ class MetastoreConfig(_Section):
     user: str | None = None
     password: SecretStr | None = None  # env only: ICETIDE_METASTORE__PASSWORD
     #: Seconds until the lock of a writer that died mid-commit is released.
-    lock_timeout: float = Field(default=60.0, gt=0)
+    lock_timeout: Duration = Field(default=60.0, gt=0)
     #: Seconds to wait for the service to listen when it has to start.
-    start_timeout: float = Field(default=120.0, gt=0)
+    start_timeout: Duration = Field(default=120.0, gt=0)
 
     @field_validator("idle_timeout", mode="before")
     @classmethod
-    def _idle(cls, v: Any) -> float | None:
-        return None if v is None or str(v).strip().lower() in ("", "null") else _seconds(v)
+    def _idle(cls, v: Any) -> Any:
+        return None if v is None or str(v).strip().lower() in ("", "null") else v
 
     @field_validator("database")
     @classmethod
@@ -242,39 +258,27 @@ class KafkaConfig(_Section):
     embedded_port: int = Field(default=9092, ge=1, le=65535)
     max_records_per_trigger: int = Field(default=2_000_000, ge=1)
     offset_out_of_range: Literal["earliest", "latest", "fail"] = "fail"
-    retry_backoff_max: float = Field(default=30.0, gt=0)
+    retry_backoff_max: Duration = Field(default=30.0, gt=0)
     #: How long planning waits for an unreachable broker before ``--once`` fails (seconds;
     #: null: for ever). A continuous run keeps retrying after it, logging each failure.
-    retry_timeout: float | None = Field(default=300.0, gt=0)
+    retry_timeout: Duration | None = Field(default=300.0, gt=0)
     properties: dict[str, str] = Field(default_factory=dict)
 
 
 class FlowsConfig(_Section):
     """The generic flow loop."""
 
-    trigger_interval: float = 5.0  # seconds; YAML may say "5s"
-    changelog: bool = False
+    trigger_interval: Duration = 5.0
     #: A continuous flow whose batches fail this many times in a row (not counting an
     #: unreachable source) stops, and the run with it, showing the error.
     max_failures: int = Field(default=5, ge=1)
     #: Batches a continuous pipeline runs at once (null: one per core, at least 2).
     concurrency: int | None = Field(default=None, ge=1)
 
-    @field_validator("trigger_interval", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> float:
-        return _seconds(v)
-
-
-def _seconds(v: Any) -> float:
-    try:
-        return parse_duration(v)
-    except ConfigError as exc:  # as ValueError, so the message names the key
-        raise ValueError(str(exc)) from None
 
 
 class MaintenanceConfig(_Section):
-    """Table upkeep (``icetide maintain``, and every table a continuous run writes).
+    """Table maintenance (``icetide maintain``, and every table a continuous run writes).
 
     A table overrides any key with a table property ``icetide.maintenance.<key>`` (dashes
     or underscores), e.g. ``table_properties={"icetide.maintenance.sort-order":
@@ -283,7 +287,7 @@ class MaintenanceConfig(_Section):
 
     enabled: bool = True
     #: Seconds between two passes over one table in a continuous run.
-    interval: float = Field(default=300.0, gt=0)
+    interval: Duration = Field(default=300.0, gt=0)
     #: Compaction: files below ~75 % of this are rewritten into files of about this size.
     target_file_size: int = Field(default=128 * 1024 * 1024, ge=1024)
     #: Compaction runs once a partition has this many small files.
@@ -299,16 +303,16 @@ class MaintenanceConfig(_Section):
     #: Snapshots younger than this are kept (and at least ``retain_last``) … A flow
     #: committing every 2 s adds 300 snapshots in 10 minutes, each about 1 KB of every
     #: later metadata.json: time travel further back costs every commit.
-    snapshot_retention: float = Field(default=600.0, ge=0)
+    snapshot_retention: Duration = Field(default=600.0, ge=0)
     retain_last: int = Field(default=20, ge=1)
     #: … and every snapshot a consumer still needs, unless older than this (null: for
     #: ever). A consumer left further behind stops with an error naming its full refresh.
-    max_consumer_lag: float | None = Field(default=7 * 86400.0, gt=0)
+    max_consumer_lag: Duration | None = Field(default=7 * 86400.0, gt=0)
     #: Files no snapshot references are deleted once older than this (at least 1 hour:
     #: a writer's files are unreferenced until its commit).
-    orphan_age: float = Field(default=86400.0, ge=3600.0)
+    orphan_age: Duration = Field(default=86400.0, ge=3600.0)
     #: Seconds between two orphan-file sweeps of one table (it lists the whole table).
-    orphan_interval: float = Field(default=86400.0, gt=0)
+    orphan_interval: Duration = Field(default=86400.0, gt=0)
     #: Old metadata.json files kept (``write.metadata.previous-versions-max``).
     metadata_versions: int = Field(default=20, ge=1)
 
@@ -324,12 +328,6 @@ class MaintenanceConfig(_Section):
                 f"{origin}.{key}={values.get(key)!r}: {first['msg']} (keys: "
                 f"{', '.join(MaintenanceConfig.model_fields)}; see docs/maintenance.md)"
             ) from None
-
-    @field_validator("interval", "snapshot_retention", "max_consumer_lag", "orphan_age",
-                     "orphan_interval", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> Any:
-        return v if v is None else _seconds(v)
 
 
 class SqlServerConfig(_Section):
@@ -361,15 +359,10 @@ class DashboardConfig(_Section):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
-    refresh: float = Field(default=2.0, gt=0)  # seconds between pushes of the page's data
-    query_timeout: float = Field(default=10.0, gt=0)  # seconds a query-box query may run
+    refresh: Duration = Field(default=2.0, gt=0)  # between pushes of the page's data
+    query_timeout: Duration = Field(default=10.0, gt=0)  # how long a query-box query may run
     query_max_rows: int = Field(default=1000, ge=1)
     token: SecretStr | None = None  # env only
-
-    @field_validator("refresh", "query_timeout", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> float:
-        return _seconds(v)
 
 
 class Settings(_Section):

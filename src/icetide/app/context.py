@@ -194,7 +194,7 @@ class Context:
 
         policy = None
         if self.pipeline_dir is not None:  # the pipeline file's defaults.maintenance too
-            from icetide.engine.upkeep import run_policy
+            from icetide.engine.maintenance import run_policy
 
             policy = run_policy(self.settings.maintenance, self.graph.spec.defaults)
         maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy)

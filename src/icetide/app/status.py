@@ -26,16 +26,15 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from icetide.app.lag import LagProbe, SourceLag
-from icetide.engine.cluster_info import EXECUTORS_KEY, MASTER_KEY
-from icetide.engine.pacing import MODE_KEY, TARGET_KEY, WARN_KEY, FreshnessTarget
-from icetide.engine.quality import DROPPED_KEY, expectation_counts
+from icetide.engine.pacing import FreshnessTarget
+from icetide.engine.quality import expectation_counts
 from icetide.lake.flow_errors import flow_errors
+from icetide.model.keys import MarkerExtra, TableProperties
 from icetide.model.markers import Marker
 from icetide.pipelines.freshness import freshness_status
 from icetide.pipelines.graph import PipelineGraph
 from icetide.query.catalog_info import all_tables, live_rows
 from icetide.runtime.catalogs import ReadCatalog
-from icetide.tables.upkeep import LAST_PASS_PROP
 
 #: Snapshots inspected per table for markers (metadata only; newest first).
 MAX_WALK = 1_000
@@ -86,13 +85,13 @@ class TableStatus:
 
 @dataclass(frozen=True)
 class TableStorage:
-    """The files behind a table (current snapshot totals) and its upkeep."""
+    """The files behind a table (current snapshot totals) and its maintenance."""
 
     data_files: int | None = None
     avg_file_bytes: int | None = None
     delete_files: int | None = None
     snapshots: int = 0
-    #: When ``icetide maintain`` or a run's upkeep last passed over it (epoch ms).
+    #: When ``icetide maintain`` or a run's maintenance last passed over it (epoch ms).
     last_maintenance_ms: int | None = None
 
 
@@ -108,7 +107,8 @@ def table_storage(table: Table) -> TableStorage:
 
     files, size = number("total-data-files"), number("total-files-size")
     try:
-        last = json.loads(table.properties.get(LAST_PASS_PROP, "{}")).get("at_ms")
+        last_pass = table.properties.get(TableProperties.MAINTENANCE_LAST, "{}")
+        last = json.loads(last_pass).get("at_ms")
     except (ValueError, AttributeError):
         last = None
     return TableStorage(
@@ -154,6 +154,10 @@ def read_markers(table: Table) -> _Walk:
     return walk
 
 
+def _opt_int(value: str | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def _ms_to_s(value: str | None) -> float | None:
     return None if value in (None, "") else int(value) / 1000
 
@@ -162,7 +166,8 @@ def _target(marker: Marker | None, declared: FreshnessTarget | None) -> Freshnes
     if declared is not None and (declared.target_s or declared.warn_s):
         return declared
     extra = marker.extra if marker is not None else {}
-    return FreshnessTarget(_ms_to_s(extra.get(TARGET_KEY)), _ms_to_s(extra.get(WARN_KEY)))
+    return FreshnessTarget(_ms_to_s(extra.get(MarkerExtra.FRESHNESS_TARGET_MS)),
+                           _ms_to_s(extra.get(MarkerExtra.FRESHNESS_WARN_MS)))
 
 
 def _lag(walk: _Walk, probe: LagProbe | None) -> tuple[SourceLag, ...]:
@@ -242,15 +247,16 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         rows_total=live_rows(current), newest_event_ms=walk.newest_event_ms,
         freshness_s=fresh, achieved_s=_achieved(walk),
         target_s=target.target_s, warn_s=target.warn_s, state=state,
-        mode=extra.get(MODE_KEY),
+        mode=extra.get(MarkerExtra.FRESHNESS_MODE),
         batch_s=None if latest is None or latest.batch_ms is None else latest.batch_ms / 1000,
         dead_letters=latest.dlq_rows if latest is not None else None,
-        dropped=int(extra[DROPPED_KEY]) if DROPPED_KEY in extra else None,
+        dropped=_opt_int(extra.get(MarkerExtra.EXPECT_DROPPED)),
         expectations=expectation_counts(extra), lag=lags,
         errors=flow_errors(table.properties, current.timestamp_ms if current else None),
         activity=activity, pending=pending, storage=table_storage(table),
-        master=extra.get(MASTER_KEY),
-        executors=tuple(e for e in extra.get(EXECUTORS_KEY, "").split(",") if e),
+        master=extra.get(MarkerExtra.MASTER),
+        executors=tuple(e for e in extra.get(MarkerExtra.EXECUTORS, MarkerExtra.EXECUTORS_DEFAULT)
+                        .split(",") if e),
     )
 
 

@@ -50,11 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RESNAPSHOT = "resnapshot"
-#: Table properties naming the flow that maintains a CDC target (read by `icetide cdc`).
-FLOW_PROPERTY = "icetide.cdc.flow"
-ANCHOR_PROPERTY = "icetide.cdc.anchor"
-SOURCE_PROPERTY = "icetide.cdc.source"
-UPSTREAM_PROPERTY = "icetide.cdc.upstream"  # the upstream table, db.table
 
 
 def resnapshot_position(now_ms: int | None = None) -> dict[str, Any]:

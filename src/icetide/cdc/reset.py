@@ -22,15 +22,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from icetide.cdc.apply import (
-    ANCHOR_PROPERTY,
-    FLOW_PROPERTY,
-    SOURCE_PROPERTY,
-    UPSTREAM_PROPERTY,
-    resnapshot_position,
-)
+from icetide.cdc.apply import resnapshot_position
 from icetide.errors import IcetideError
 from icetide.lake import commit
+from icetide.model.keys import TableProperties
 from icetide.model.markers import Marker
 from icetide.tables.sql import quote_ident, quote_qualified
 
@@ -61,7 +56,7 @@ def find_cdc_target(spark: SparkSession, catalog: str, upstream: str) -> str | N
         for row in rows.collect():
             ident = f"{catalog}.{namespace}.{row['tableName']}"
             props = commit.load_table(spark, ident).properties()
-            if props.get(UPSTREAM_PROPERTY) == upstream:
+            if props.get(TableProperties.CDC_UPSTREAM) == upstream:
                 return ident
     return None
 
@@ -78,11 +73,11 @@ def request_resnapshot(spark: SparkSession, ident: str) -> ResnapshotRequest:
                 "name a CDC target table, e.g. `icetide cdc resnapshot dim_db.products`")
         ident = found
     props = commit.read_metadata(spark, ident).properties
-    flow, anchor, source = (props.get(k) for k in (FLOW_PROPERTY, ANCHOR_PROPERTY,
-                                                   SOURCE_PROPERTY))
+    keys = (TableProperties.CDC_FLOW, TableProperties.CDC_ANCHOR, TableProperties.CDC_SOURCE)
+    flow, anchor, source = (props.get(k) for k in keys)
     if not flow or not anchor or not source:
         raise NotCdcTableError(
-            f"table {ident} has no {FLOW_PROPERTY}/{ANCHOR_PROPERTY}/{SOURCE_PROPERTY} "
+            f"table {ident} has no {'/'.join(keys)} "
             "properties: it is not maintained by a create_auto_cdc_flow flow")
     marker = commit.last_marker(spark, anchor, flow)
     if marker is None:

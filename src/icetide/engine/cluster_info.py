@@ -12,10 +12,7 @@ from collections.abc import Callable, Sequence
 from pyspark.sql import SparkSession
 
 from icetide.flows.loop import BatchResult, FlowLoop
-
-#: Marker extra keys (stored as ``icetide.master`` / ``icetide.executors``).
-MASTER_KEY = "master"
-EXECUTORS_KEY = "executors"
+from icetide.model.keys import MarkerExtra
 
 
 def executors(spark: SparkSession) -> list[str]:
@@ -37,7 +34,7 @@ def executors(spark: SparkSession) -> list[str]:
 def runtime_extra(spark: SparkSession) -> dict[str, str]:
     """The marker keys naming the master and the executors."""
     master = spark.sparkContext.master or ""
-    return {MASTER_KEY: master, EXECUTORS_KEY: ",".join(executors(spark))}
+    return {MarkerExtra.MASTER: master, MarkerExtra.EXECUTORS: ",".join(executors(spark))}
 
 
 def track_runtime(loops: Sequence[FlowLoop],

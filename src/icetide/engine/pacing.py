@@ -20,14 +20,12 @@ import logging
 from dataclasses import dataclass
 
 from icetide.flows.loop import BatchResult, FlowLoop
+from icetide.model.keys import MarkerExtra
 from icetide.pipelines.freshness import Mode, RefreshPlanner
 from icetide.pipelines.spec import PipelineDefaults, TableSpec
 
 log = logging.getLogger(__name__)
 
-MODE_KEY = "freshness.mode"
-TARGET_KEY = "freshness.target-ms"
-WARN_KEY = "freshness.warn-ms"
 ONCE = "once"
 
 
@@ -49,11 +47,11 @@ class FreshnessTarget:
 
     def summary(self, mode: str) -> dict[str, str]:
         """Marker extra keys recording ``mode`` and this target."""
-        extra = {MODE_KEY: mode}
+        extra = {MarkerExtra.FRESHNESS_MODE: mode}
         if self.target_s is not None:
-            extra[TARGET_KEY] = str(int(self.target_s * 1000))
+            extra[MarkerExtra.FRESHNESS_TARGET_MS] = str(int(self.target_s * 1000))
         if self.warn_s is not None:
-            extra[WARN_KEY] = str(int(self.warn_s * 1000))
+            extra[MarkerExtra.FRESHNESS_WARN_MS] = str(int(self.warn_s * 1000))
         return extra
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from icetide.errors import ExpectationFailed, PipelineError
 from icetide.flows.loop import CheckedBatch
+from icetide.model.keys import MarkerExtra
 from icetide.pipelines.spec import Expectation
 
 if TYPE_CHECKING:
@@ -29,13 +30,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EXPECT_PREFIX = "expect."
-DROPPED_KEY = EXPECT_PREFIX + "dropped"
 
 
 def expectation_keys(name: str) -> tuple[str, str, str]:
     """The marker extra keys (passed, failed, action) of expectation ``name``."""
-    base = f"{EXPECT_PREFIX}{name}."
+    base = f"{MarkerExtra.EXPECT_PREFIX}{name}."
     return base + "passed", base + "failed", base + "action"
 
 
@@ -43,9 +42,9 @@ def expectation_counts(extra: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """``{name: {"passed": n, "failed": n, "action": a}}`` from a marker's extra keys."""
     out: dict[str, dict[str, Any]] = {}
     for key, value in extra.items():
-        if not key.startswith(EXPECT_PREFIX) or key == DROPPED_KEY:
+        if not key.startswith(MarkerExtra.EXPECT_PREFIX) or key == MarkerExtra.EXPECT_DROPPED:
             continue
-        name, _, field = key[len(EXPECT_PREFIX):].rpartition(".")
+        name, _, field = key[len(MarkerExtra.EXPECT_PREFIX):].rpartition(".")
         if not name or field not in ("passed", "failed", "action"):
             continue
         out.setdefault(name, {})[field] = value if field == "action" else int(value)
@@ -133,7 +132,7 @@ class ExpectationChecker:
             )
 
     def _summary(self, total: int, failed: Mapping[str, int], dropped: int) -> dict[str, str]:
-        extra = {DROPPED_KEY: str(dropped)}
+        extra = {MarkerExtra.EXPECT_DROPPED: str(dropped)}
         for e in self.expectations:
             passed_key, failed_key, action_key = expectation_keys(e.name)
             extra[passed_key] = str(total - failed[e.name])

@@ -25,10 +25,10 @@ from icetide.engine.cluster_info import track_runtime
 from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
+from icetide.engine.maintenance import MaintenanceSchedule
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
-from icetide.engine.upkeep import Upkeep
 from icetide.errors import PipelineError
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
@@ -189,15 +189,17 @@ class PipelineRun:
             slots = self.slots(self.compile_all())
             on_committed = track_runtime([slot.loop for slot in slots], on_batch)
             DagScheduler(self.spark, slots, self.concurrency(), on_committed,
-                         self._record_error, upkeep=self._upkeep(on_maintained)).run(stop)
+                         self._record_error,
+                         maintenance=self._maintenance_schedule(on_maintained)).run(stop)
 
-    def _upkeep(self, on_maintained: Callable[[MaintenanceReport], None] | None = None
-                ) -> Upkeep | None:
+    def _maintenance_schedule(
+            self, on_maintained: Callable[[MaintenanceReport], None] | None = None
+    ) -> MaintenanceSchedule | None:
         """Maintenance of the tables this run writes (``maintenance.enabled``)."""
         if not self.settings.maintenance.enabled:
             return None
         try:
-            return Upkeep(self.spark, self, on_maintained=on_maintained)
+            return MaintenanceSchedule(self.spark, self, on_maintained=on_maintained)
         except Exception as exc:  # maintenance never stops the flows
             log.error("table maintenance is off for this run: %s", exc)
             return None

@@ -63,10 +63,10 @@ IDLE_POLL_MIN_S = 30.0
 #: An external input with nothing new is looked at again after at most this long.
 POLL_S = 1.0
 #: The Spark FAIR pool of maintenance passes.
-UPKEEP_POOL = "maintenance"
+MAINTENANCE_POOL = "maintenance"
 #: After a maintenance pass of d seconds the next starts no sooner than this × d later:
-#: upkeep takes at most 1/4 of the time, however many tables fall due at once.
-UPKEEP_GAP_FACTOR = 3.0
+#: maintenance takes at most 1/4 of the time, however many tables fall due at once.
+MAINTENANCE_GAP_FACTOR = 3.0
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
 
@@ -75,7 +75,8 @@ OnError = Callable[[FlowLoop, BaseException], None]
 
 
 class Maintenance(Protocol):
-    """Table upkeep the scheduler fits in (:class:`icetide.engine.upkeep.Upkeep`)."""
+    """Table maintenance the scheduler fits in
+    (:class:`icetide.engine.maintenance.MaintenanceSchedule`)."""
 
     def due(self, now: float) -> list[str]:
         """Tables whose maintenance is due at wall-clock ``now``, most overdue first."""
@@ -249,11 +250,11 @@ class DagScheduler:
 
     def __init__(self, spark: SparkSession | None, slots: Sequence[Slot], concurrency: int,
                  on_batch: OnBatch | None = None, on_error: OnError | None = None, *,
-                 upkeep: Maintenance | None = None) -> None:
+                 maintenance: Maintenance | None = None) -> None:
         self.spark = spark
-        self.upkeep = upkeep
-        self._upkeep_job: Future[None] | None = None
-        self._upkeep_after = 0.0  # monotonic: no pass starts before (UPKEEP_GAP_FACTOR)
+        self.maintenance = maintenance
+        self._maintenance_job: Future[None] | None = None
+        self._maintenance_after = 0.0  # monotonic: no pass before it (MAINTENANCE_GAP_FACTOR)
         self.slots = list(slots)
         self.concurrency = max(1, concurrency)
         self.on_batch = on_batch
@@ -266,7 +267,7 @@ class DagScheduler:
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool, \
-                ThreadPoolExecutor(1, thread_name_prefix="upkeep") as upkeep_pool:
+                ThreadPoolExecutor(1, thread_name_prefix="maintenance") as maintenance_pool:
             running: list[Future[None]] = []
             while not stop.is_set() and not self._errors:
                 running = [f for f in running if not f.done()]
@@ -274,7 +275,7 @@ class DagScheduler:
                 for slot in self._pick(now, self.concurrency - len(running)):
                     slot.take(now)
                     running.append(pool.submit(self._batch, slot, stop))
-                self._maintain(upkeep_pool)
+                self._maintain(maintenance_pool)
                 self._sleep(now)
             stop.set()
         if self._errors:
@@ -287,29 +288,29 @@ class DagScheduler:
         ``maintenance``), never on a table whose writer is in a batch right now: a flow
         never waits for a worker, and a compaction rarely races its table's commit (one
         that does is retried by the loop without counting as a failure). Passes leave
-        ``UPKEEP_GAP_FACTOR`` × their duration free after them: upkeep shares the cores
-        with the flows instead of holding them while a backlog of passes drains."""
-        if self.upkeep is None or (self._upkeep_job is not None
-                                   and not self._upkeep_job.done()):
+        ``MAINTENANCE_GAP_FACTOR`` × their duration free after them: maintenance shares
+        the cores with the flows instead of holding them while a backlog of passes drains."""
+        if self.maintenance is None or (self._maintenance_job is not None
+                                        and not self._maintenance_job.done()):
             return
-        if time.monotonic() < self._upkeep_after:
+        if time.monotonic() < self._maintenance_after:
             return
         busy = {table for slot in self.slots if slot.running for table in slot.writes}
-        for table in self.upkeep.due(time.time()):
+        for table in self.maintenance.due(time.time()):
             if table not in busy:
-                self._upkeep_job = pool.submit(self._upkeep_one, table)
+                self._maintenance_job = pool.submit(self._maintain_one, table)
                 return
 
-    def _upkeep_one(self, table: str) -> None:
-        assert self.upkeep is not None
+    def _maintain_one(self, table: str) -> None:
+        assert self.maintenance is not None
         if self.spark is not None:
-            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", UPKEEP_POOL)
+            self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", MAINTENANCE_POOL)
         began = time.monotonic()
         try:
-            self.upkeep.run(table)
+            self.maintenance.run(table)
         finally:
             ended = time.monotonic()
-            self._upkeep_after = ended + UPKEEP_GAP_FACTOR * (ended - began)
+            self._maintenance_after = ended + MAINTENANCE_GAP_FACTOR * (ended - began)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
         """The ready slots to start, earliest deadline first; at most one batch per target

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
+from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import TableSpec
 from icetide.tables.changelog import changelog_ddl, changelog_table_name
 from icetide.tables.ddl import (
@@ -26,7 +27,6 @@ from icetide.tables.sql import quote_ident, quote_qualified
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-EVENT_TIME_PROPERTY = "icetide.event-time-column"
 OP_COLUMN = "_op"  # +I/+U/-U/-D; never stored
 ORDINAL_COLUMN = "_seq"  # arrival order inside a batch, when the flow provides it
 DEFAULT_BUCKETS = 16
@@ -35,7 +35,7 @@ _TIME_TRANSFORMS = ("years", "months", "days", "hours")
 
 def event_time_column(table: TableSpec) -> str | None:
     """The column freshness is measured on: declared by property, else the time partition."""
-    declared = table.table_properties.get(EVENT_TIME_PROPERTY)
+    declared = table.table_properties.get(TableProperties.EVENT_TIME_COLUMN)
     if declared:
         return declared
     for part in table.partition_cols:
@@ -68,7 +68,7 @@ def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
     props = {**base, **table.table_properties}
     event_col = event_time_column(table)
     if event_col:
-        props[EVENT_TIME_PROPERTY] = event_col
+        props[TableProperties.EVENT_TIME_COLUMN] = event_col
     spark.sql(create_table_sql(ident, stored, partition_sql=partition_sql(table),
                                properties=props, comment=table.comment))
     if keys:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import TYPE_CHECKING, Any
 
+from tenacity import Retrying, wait_none
+
 from icetide.errors import IcetideError, SourceUnavailableError
 from icetide.flows import stats
 from icetide.flows.context import BatchContext, bound
@@ -32,6 +34,7 @@ from icetide.lake.sinks import AppendSink, Changes, DeferredProps, Sink
 from icetide.model.markers import Marker, same_position
 from icetide.model.source import AnyBatch, AnySource
 from icetide.runtime.interrupt import Interrupted
+from icetide.runtime.retry import Failure, retrying, stop_after_counted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -356,26 +359,33 @@ class FlowLoop:
     def run_until_caught_up(self, max_batches: int | None = None) -> list[BatchResult]:
         """``--once``: process what is available now, commit, return."""
         results: list[BatchResult] = []
-        conflicts = 0
         while max_batches is None or len(results) < max_batches:
-            try:
-                result = self.run_batch()
-            except ConcurrentWriterError as exc:
-                log.warning("%s; planning again from its commit", exc)
-                continue
-            except Exception as exc:
-                conflicts += 1
-                if not commit.is_commit_conflict(exc) or conflicts > CONFLICT_RETRIES:
-                    raise
-                log.warning("flow %s: commit conflict, nothing committed; planning again",
-                            self.flow.name)
-                continue
+            result = self._replanning()(self.run_batch)
             if result is None:
                 break
             results.append(result)
             if result.caught_up:
                 break
         return results
+
+    def _replanning(self) -> Retrying:
+        """A batch that lost to a racing writer or a compaction (nothing of it committed)
+        is planned again at once; commit conflicts ``CONFLICT_RETRIES`` times at most."""
+
+        def replan(failure: Failure, wait: float) -> None:
+            if isinstance(failure.error, ConcurrentWriterError):
+                log.warning("%s; planning again from its commit", failure.error)
+            else:
+                log.warning("flow %s: commit conflict, nothing committed; planning again",
+                            self.flow.name)
+
+        def conflict(exc: BaseException) -> bool:
+            return (isinstance(exc, Exception) and not isinstance(exc, ConcurrentWriterError)
+                    and commit.is_commit_conflict(exc))
+
+        return retrying(lambda e: isinstance(e, ConcurrentWriterError) or conflict(e),
+                        wait=wait_none(), stop=stop_after_counted(CONFLICT_RETRIES, conflict),
+                        on_retry=replan)
 
     def attempt(self, trigger_interval: float) -> Attempt:
         """One try at the next batch, as a scheduler drives it: what was committed, or how

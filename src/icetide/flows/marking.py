@@ -15,10 +15,8 @@ from typing import Any
 
 from icetide.flows.context import BatchContext
 from icetide.flows.stats import Observed, Stats
+from icetide.model.keys import MarkerExtra
 from icetide.model.markers import Marker
-
-#: Marker extra key (``icetide.freshness.achieved-ms``): commit time − newest event time.
-ACHIEVED_FRESHNESS = "freshness.achieved-ms"
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ class Marking:
         now = int(time.time() * 1000)
         extra = dict(self.extra)
         if newest is not None:
-            extra[ACHIEVED_FRESHNESS] = str(now - newest)
+            extra[MarkerExtra.FRESHNESS_ACHIEVED_MS] = str(now - newest)
         self.marker = Marker(self.flow, self.span.start, self.span.end, rows=figures.rows,
                              rows_in=self.rows_in,
                              dlq_rows=self.dlq_rows, max_event_time_ms=newest,

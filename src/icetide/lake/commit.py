@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from icetide.lake.metadata import TableMetadata, metadata_of
-from icetide.model.markers import FLOW, MAX_EVENT_TIME, POS, Marker
+from icetide.model.keys import MarkerKeys
+from icetide.model.markers import Marker
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,7 +72,7 @@ def newest_event_at(spark: SparkSession, ident: str, snapshot: int | None) -> in
     ``snapshot`` (``None``: its current one): the first marker carrying one, walking back."""
     ancestors = read_metadata(spark, ident).ancestors(snapshot)
     for snap in itertools.islice(ancestors, MAX_ANCESTORS):
-        value = snap.summary.get(MAX_EVENT_TIME)
+        value = snap.summary.get(MarkerKeys.MAX_EVENT_TIME)
         if value:
             return int(value)
     return None
@@ -80,7 +81,7 @@ def newest_event_at(spark: SparkSession, ident: str, snapshot: int | None) -> in
 def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
     """The newest marker that ``flow`` committed to ``ident``, or ``None``."""
     for _, summary in iter_ancestor_summaries(spark, ident):
-        if summary.get(FLOW) == flow:
+        if summary.get(MarkerKeys.FLOW) == flow:
             return Marker.from_summary(summary)
     return None
 
@@ -112,7 +113,7 @@ def committed(spark: SparkSession, ident: str, props: Mapping[str, str]) -> Comm
             return None
         summary = snap.summary()
         parent = snap.parentId()
-        if all(summary.get(k) == props.get(k) for k in (FLOW, POS)):
+        if all(summary.get(k) == props.get(k) for k in (MarkerKeys.FLOW, MarkerKeys.POS)):
             figures = {k: str(v) for k in _COMMIT_FIGURES if (v := summary.get(k)) is not None}
             return Committed(figures, None if parent is None else int(parent))
         snap = None if parent is None else table.snapshot(parent)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from icetide.model.keys import TableProperties
 from icetide.tables.sql import quote_qualified, sql_string
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ERROR_PREFIX = "icetide.error."
 
 
 def record_flow_error(spark: SparkSession, target: str, flow: str, error: BaseException) -> None:
@@ -31,7 +31,7 @@ def record_flow_error(spark: SparkSession, target: str, flow: str, error: BaseEx
     value = orjson.dumps({"at": int(time.time() * 1000), "message": message}).decode()
     try:
         spark.sql(f"ALTER TABLE {quote_qualified(target)} SET TBLPROPERTIES "
-                  f"({sql_string(ERROR_PREFIX + flow)} = {sql_string(value)})")
+                  f"({sql_string(TableProperties.ERROR_PREFIX + flow)} = {sql_string(value)})")
     except Exception as exc:  # the table may be gone or the catalog down: log, go on
         log.warning("could not record the error of flow %s on %s: %s", flow, target, exc)
 
@@ -40,7 +40,7 @@ def flow_errors(properties: Mapping[str, str], since_ms: int | None) -> dict[str
     """Errors of flows recorded after ``since_ms`` (the newest commit), by flow name."""
     out: dict[str, str] = {}
     for key, value in properties.items():
-        if not key.startswith(ERROR_PREFIX):
+        if not key.startswith(TableProperties.ERROR_PREFIX):
             continue
         try:
             data = orjson.loads(value)
@@ -48,5 +48,5 @@ def flow_errors(properties: Mapping[str, str], since_ms: int | None) -> dict[str
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             continue
         if since_ms is None or at > since_ms:
-            out[key[len(ERROR_PREFIX):]] = message
+            out[key[len(TableProperties.ERROR_PREFIX):]] = message
     return out

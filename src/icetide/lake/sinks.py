@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
-from icetide.model.markers import POS, ROWS
+from icetide.model.keys import MarkerKeys
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import MergeEngine
 from icetide.tables.merge_sql import DEL, MergeSpec, collapse_sql, compile_merge, merge_sql
@@ -47,16 +47,17 @@ class Changes:
 
     def summary(self) -> dict[str, str]:
         """The snapshot-summary keys that record these counts."""
-        return {INSERTED: str(self.inserted), UPDATED: str(self.updated),
-                DELETED: str(self.deleted)}
+        return {MarkerKeys.INSERTED: str(self.inserted), MarkerKeys.UPDATED: str(self.updated),
+                MarkerKeys.DELETED: str(self.deleted)}
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, str]) -> Changes | None:
         """The counts a MERGE commit's summary records (``None``: it records none — only
         a MERGE that wrote a changelog counted its changes before committing)."""
-        if INSERTED not in summary:
+        if MarkerKeys.INSERTED not in summary:
             return None
-        return cls(*(int(summary.get(k, "0")) for k in (INSERTED, UPDATED, DELETED)))
+        return cls(*(int(summary.get(k, MarkerKeys.CHANGES_DEFAULT))
+                     for k in (MarkerKeys.INSERTED, MarkerKeys.UPDATED, MarkerKeys.DELETED)))
 
     @classmethod
     def from_figures(cls, figures: Mapping[str, str]) -> Changes:
@@ -67,9 +68,6 @@ class Changes:
                    - int(figures.get("removed-position-deletes", "0")))
         return cls(int(figures.get("added-records", "0")) - updated, updated, 0)
 
-
-#: Snapshot-summary keys of a MERGE commit: rows it inserted, updated and deleted.
-INSERTED, UPDATED, DELETED = "icetide.inserted", "icetide.updated", "icetide.deleted"
 
 #: Per table written: what its MERGE did (append-only tables are absent).
 WriteResult = Mapping[str, Changes]
@@ -217,14 +215,14 @@ class MergeSink:
         assert self.changelog is not None
         base = changelog_seq_base(last_sequence_number(spark, self.changelog))
         rows = spark.sql(changelog_sql(self.engine, merge.spec, merge.types, seq_base=base,
-                                       source_pos=merge.props[POS],
+                                       source_pos=merge.props[MarkerKeys.POS],
                                        collapsed_view=merge.collapsed_view,
                                        key_filter=merge.key_filter))
         rows = rows.persist()
         try:
             ops = {r[0]: int(r[1]) for r in rows.groupBy(OP).count().collect()}
             commit.append(rows, self.changelog,
-                          {**merge.props, ROWS: str(sum(ops.values()))})
+                          {**merge.props, MarkerKeys.ROWS: str(sum(ops.values()))})
             return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
         finally:
             rows.unpersist()

@@ -1,7 +1,7 @@
-"""Table upkeep on Spark: compaction, delete rewrite, manifest rewrite, consumer-aware
+"""Table maintenance on Spark: compaction, delete rewrite, manifest rewrite, consumer-aware
 snapshot expiry, orphan removal, metadata cap — one pass per table (:class:`Maintainer`).
 
-The policy and the consumers' retention floor are pure (:mod:`icetide.tables.upkeep`);
+The policy and the consumers' retention floor are pure (:mod:`icetide.tables.maintenance`);
 this package inspects tables through the Java Iceberg API and runs Iceberg's procedures.
 """
 

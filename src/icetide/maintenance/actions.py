@@ -8,11 +8,13 @@ yields (the pass records it as skipped): the writer's commit always wins.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from tenacity import stop_after_attempt, wait_incrementing
+
 from icetide.lake.commit import is_commit_conflict
+from icetide.runtime.retry import Failure, retrying
 from icetide.runtime.s3 import on_s3
 from icetide.tables.procedures import call_sql
 from icetide.tables.sql import split_qualified
@@ -31,17 +33,19 @@ class Yielded(Exception):
     """A step gave way to a concurrent writer (conflicts ``CONFLICT_TRIES`` times)."""
 
 
-def retry_conflicts(step: str, fn: Callable[[], T], pause: float = 1.0) -> T:
-    """``fn()``; on a commit conflict with a writer try again, then raise :class:`Yielded`."""
-    for attempt in range(1, CONFLICT_TRIES + 1):
-        try:
-            return fn()
-        except Exception as exc:
-            if not is_commit_conflict(exc):
-                raise
-            log.info("%s conflicted with a writer (try %d of %d)", step, attempt, CONFLICT_TRIES)
-            time.sleep(pause * attempt)
-    raise Yielded(f"{step}: gave way to concurrent writers {CONFLICT_TRIES} times")
+def retry_conflicts(step: str, fn: Callable[[], T], delay: float = 1.0) -> T:
+    """``fn()``; on a commit conflict with a writer try again (after ``delay``, then twice
+    that...), ``CONFLICT_TRIES`` tries in all, then raise :class:`Yielded`."""
+
+    def on_retry(failure: Failure, wait: float) -> None:
+        log.info("%s conflicted with a writer (try %d of %d)", step, failure.attempts,
+                 CONFLICT_TRIES)
+
+    retry = retrying(is_commit_conflict, wait=wait_incrementing(delay, delay),
+                     stop=stop_after_attempt(CONFLICT_TRIES), on_retry=on_retry,
+                     give_up=lambda failure: Yielded(
+                         f"{step}: gave way to concurrent writers {CONFLICT_TRIES} times"))
+    return retry(fn)
 
 
 def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]

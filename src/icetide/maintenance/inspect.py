@@ -12,9 +12,10 @@ from icetide.config import MaintenanceConfig
 from icetide.lake.commit import MAX_ANCESTORS, read_metadata
 from icetide.lake.metadata import local_path, metadata_of
 from icetide.maintenance.report import TableStats
-from icetide.model.markers import FLOW, Marker
+from icetide.model.keys import MarkerKeys
+from icetide.model.markers import Marker
+from icetide.tables.maintenance import FlowMark, full_size_bytes, small_file_bytes
 from icetide.tables.sql import quote_ident
-from icetide.tables.upkeep import FlowMark, full_size_bytes, small_file_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -99,7 +100,7 @@ def newest_marks(spark: SparkSession, ident: str) -> list[FlowMark]:
     """Each flow's newest marker among ``ident``'s snapshot ancestors."""
     marks: dict[str, FlowMark] = {}
     for snap in itertools.islice(read_metadata(spark, ident).ancestors(), MAX_ANCESTORS):
-        flow = snap.summary.get(FLOW)
+        flow = snap.summary.get(MarkerKeys.FLOW)
         if flow is not None and flow not in marks:
             marker = Marker.from_summary(snap.summary)
             positions = () if marker is None else (marker.start, marker.end)

@@ -15,7 +15,7 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from icetide.config import MaintenanceConfig, Settings
@@ -24,8 +24,8 @@ from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintenance import actions
 from icetide.maintenance.inspect import all_marks, catalog_tables, medium_bytes, table_stats
 from icetide.maintenance.report import MaintenanceReport, TableStats
-from icetide.tables.upkeep import (
-    LAST_PASS_PROP,
+from icetide.model.keys import TableProperties
+from icetide.tables.maintenance import (
     FlowMark,
     compaction_options,
     delete_rewrite_options,
@@ -92,10 +92,6 @@ class Maintainer:
         report.after = table_stats(self.spark, load_table(self.spark, ident))
         report.seconds = round(time.monotonic() - began, 3)
         return report
-
-    def run_all(self, tables: Sequence[str] = ()) -> list[MaintenanceReport]:
-        """A pass over ``tables`` (default: every table of the catalog)."""
-        return [self.run(t) for t in (list(tables) or self.tables())]
 
     def _step(self, report: MaintenanceReport, name: str,
               step: Callable[[], dict[str, Any] | None]) -> None:
@@ -190,7 +186,8 @@ class Maintainer:
         record = {"at_ms": now, "actions": sorted(report.actions),
                   "orphans_at_ms": now if "orphans" in report.actions
                   else last.get("orphans_at_ms", 0)}
-        props = {**metadata_properties(policy), LAST_PASS_PROP: json.dumps(record)}
+        props = {**metadata_properties(policy),
+                 TableProperties.MAINTENANCE_LAST: json.dumps(record)}
         update = jtable.updateProperties()
         for key, value in props.items():
             update = update.set(key, value)
@@ -198,7 +195,7 @@ class Maintainer:
 
 
 def _last_pass(jtable: Any) -> dict[str, Any]:
-    text = jtable.properties().get(LAST_PASS_PROP)
+    text = jtable.properties().get(TableProperties.MAINTENANCE_LAST)
     try:
         value = json.loads(text) if text else {}
     except ValueError:

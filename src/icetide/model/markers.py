@@ -28,18 +28,13 @@ from typing import Any
 
 import orjson
 
-PREFIX = "icetide."
-FLOW = PREFIX + "flow"
-START = PREFIX + "start"
-POS = PREFIX + "pos"
-ROWS = PREFIX + "rows"
-ROWS_IN = PREFIX + "rows-in"
-DLQ_ROWS = PREFIX + "dlq-rows"
-MAX_EVENT_TIME = PREFIX + "max-event-time"
-BATCH_MS = PREFIX + "batch-ms"
-COMMITTED_AT = PREFIX + "committed-at"
-_KNOWN = frozenset({FLOW, START, POS, ROWS, ROWS_IN, DLQ_ROWS, MAX_EVENT_TIME, BATCH_MS,
-                    COMMITTED_AT})
+from icetide.model.keys import MarkerKeys
+
+K = MarkerKeys
+_KNOWN = frozenset({K.FLOW, K.START, K.POS, K.ROWS, K.ROWS_IN, K.DLQ_ROWS, K.MAX_EVENT_TIME,
+                    K.BATCH_MS, K.COMMITTED_AT})
+#: Read by ``icetide sql``'s freshness columns (cli/query_cmds.py); prefer :class:`MarkerKeys`.
+COMMITTED_AT, MAX_EVENT_TIME = K.COMMITTED_AT, K.MAX_EVENT_TIME
 
 
 def dumps(value: Any) -> str:
@@ -54,9 +49,9 @@ class Marker:
     flow: str
     start: Mapping[str, Any]
     end: Mapping[str, Any]
-    rows: int = 0
-    rows_in: int = 0
-    dlq_rows: int = 0
+    rows: int = K.ROWS_DEFAULT
+    rows_in: int = K.ROWS_IN_DEFAULT
+    dlq_rows: int = K.DLQ_ROWS_DEFAULT
     max_event_time_ms: int | None = None
     batch_ms: int | None = None
     committed_at_ms: int | None = None
@@ -65,42 +60,42 @@ class Marker:
     def to_summary(self) -> dict[str, str]:
         """The snapshot-summary properties of this marker (all values are strings)."""
         props = {
-            FLOW: self.flow,
-            START: dumps(self.start),
-            POS: dumps(self.end),
-            ROWS: str(self.rows),
-            ROWS_IN: str(self.rows_in),
-            DLQ_ROWS: str(self.dlq_rows),
+            K.FLOW: self.flow,
+            K.START: dumps(self.start),
+            K.POS: dumps(self.end),
+            K.ROWS: str(self.rows),
+            K.ROWS_IN: str(self.rows_in),
+            K.DLQ_ROWS: str(self.dlq_rows),
         }
         if self.max_event_time_ms is not None:
-            props[MAX_EVENT_TIME] = str(self.max_event_time_ms)
+            props[K.MAX_EVENT_TIME] = str(self.max_event_time_ms)
         if self.batch_ms is not None:
-            props[BATCH_MS] = str(self.batch_ms)
+            props[K.BATCH_MS] = str(self.batch_ms)
         if self.committed_at_ms is not None:
-            props[COMMITTED_AT] = str(self.committed_at_ms)
-        props.update({PREFIX + k: v for k, v in self.extra.items()})
+            props[K.COMMITTED_AT] = str(self.committed_at_ms)
+        props.update({K.PREFIX + k: v for k, v in self.extra.items()})
         return props
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, str]) -> Marker | None:
         """Parse a snapshot summary; ``None`` when it carries no icetide marker."""
-        flow = summary.get(FLOW)
-        if flow is None or POS not in summary:
+        flow = summary.get(K.FLOW)
+        if flow is None or K.POS not in summary:
             return None
         extra = {
-            k[len(PREFIX):]: v for k, v in summary.items()
-            if k.startswith(PREFIX) and k not in _KNOWN
+            k[len(K.PREFIX):]: v for k, v in summary.items()
+            if k.startswith(K.PREFIX) and k not in _KNOWN
         }
         return cls(
             flow=flow,
-            start=orjson.loads(summary.get(START, "{}")),
-            end=orjson.loads(summary[POS]),
-            rows=int(summary.get(ROWS, "0")),
-            rows_in=int(summary.get(ROWS_IN, "0")),
-            dlq_rows=int(summary.get(DLQ_ROWS, "0")),
-            max_event_time_ms=_opt_int(summary.get(MAX_EVENT_TIME)),
-            batch_ms=_opt_int(summary.get(BATCH_MS)),
-            committed_at_ms=_opt_int(summary.get(COMMITTED_AT)),
+            start=orjson.loads(summary.get(K.START, K.START_DEFAULT)),
+            end=orjson.loads(summary[K.POS]),
+            rows=int(summary.get(K.ROWS, K.ROWS_DEFAULT)),
+            rows_in=int(summary.get(K.ROWS_IN, K.ROWS_IN_DEFAULT)),
+            dlq_rows=int(summary.get(K.DLQ_ROWS, K.DLQ_ROWS_DEFAULT)),
+            max_event_time_ms=_opt_int(summary.get(K.MAX_EVENT_TIME)),
+            batch_ms=_opt_int(summary.get(K.BATCH_MS)),
+            committed_at_ms=_opt_int(summary.get(K.COMMITTED_AT)),
             extra=extra,
         )
 

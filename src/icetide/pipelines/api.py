@@ -16,10 +16,8 @@ expectation decorators can be stacked on either side and tests can call the func
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, cast, overload
 
 from icetide.errors import PipelineError
 from icetide.pipelines.names import SourceLocation, caller_location, check_column, located
@@ -41,7 +39,7 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
-from icetide.tables.upkeep import maintenance_properties
+from icetide.tables.maintenance import maintenance_properties
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -57,26 +55,48 @@ _API_NAME: dict[TableKind, str] = {
 }
 
 
-@dataclass(frozen=True)
-class _DatasetArgs:
-    """The arguments shared by the dataset declarations."""
+class _Described(TypedDict, total=False):
+    comment: str | None
+    expectations: Sequence[Expectation] | None
 
-    name: str | None = None
-    comment: str | None = None
-    spark_conf: Mapping[str, str] | None = None
-    table_properties: Mapping[str, str] | None = None
-    partition_cols: Sequence[str] | None = None
-    cluster_by: Sequence[str] | None = None
-    schema: StructType | str | None = None
-    format: str | None = None
-    primary_key: Sequence[str] | None = None
-    merge_engine: str | object | None = None
-    freshness: str | float | None = None
-    freshness_warn: str | float | None = None
-    changelog: bool = False
-    expectations: Sequence[Expectation] | None = None
-    sort_order: str | None = None
-    maintenance: Mapping[str, object] | None = None
+
+class ViewOptions(_Described, total=False):
+    """The keywords of ``temporary_view``."""
+
+    name: str | None
+    spark_conf: Mapping[str, str] | None
+
+
+class StoredOptions(_Described, total=False):
+    """The keywords of ``create_streaming_table``: a stored table's, SDP's then icetide's."""
+
+    table_properties: Mapping[str, str] | None
+    partition_cols: Sequence[str] | None
+    cluster_by: Sequence[str] | None
+    schema: StructType | str | None
+    format: str | None
+    primary_key: Sequence[str] | None
+    merge_engine: str | object | None
+    freshness: str | float | None
+    freshness_warn: str | float | None
+    changelog: bool
+    sort_order: str | None
+    maintenance: Mapping[str, object] | None
+
+
+class TableOptions(StoredOptions, ViewOptions, total=False):
+    """The keywords of ``@dp.table`` and ``@dp.materialized_view``: each option of a
+    dataset is declared once, in these classes."""
+
+
+def _checked(api: str, options: Mapping[str, object], allowed: type) -> Mapping[str, object]:
+    """``options``, or a PipelineError naming the first keyword ``api`` does not take."""
+    known = allowed.__annotations__.keys()
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise PipelineError(f"{api}() got an unknown argument {unknown[0]!r}; it takes "
+                            f"{', '.join(sorted(known))}")
+    return options
 
 
 def _str_dict(value: Mapping[str, str] | None, what: str) -> dict[str, str]:
@@ -97,8 +117,9 @@ def _schema_ddl(schema: StructType | str | None) -> str | None:
     raise PipelineError(f"schema={schema!r} must be a DDL string ('a INT, b STRING') or StructType")
 
 
-def _expectations(func: Callable[..., Any] | None, args: _DatasetArgs) -> tuple[Expectation, ...]:
-    given = tuple(args.expectations or ())
+def _expectations(func: Callable[..., Any] | None, args: StoredOptions
+                  ) -> tuple[Expectation, ...]:
+    given = tuple(args.get("expectations") or ())
     for e in given:
         if not isinstance(e, Expectation):
             raise PipelineError(
@@ -109,85 +130,67 @@ def _expectations(func: Callable[..., Any] | None, args: _DatasetArgs) -> tuple[
 
 
 def _build_table(
-    kind: TableKind, default_name: str, func: Callable[..., Any] | None, args: _DatasetArgs,
+    kind: TableKind, name: str, func: Callable[..., Any] | None, args: StoredOptions,
     registry: GraphRegistry, location: SourceLocation,
 ) -> TableSpec:
-    if args.format not in (None, "iceberg"):
-        raise PipelineError(f"format={args.format!r}: icetide tables are Iceberg; drop format=")
+    if args.get("format") not in (None, "iceberg"):
+        raise PipelineError(f"format={args.get('format')!r}: icetide tables are Iceberg; "
+                            "drop format=")
+    partition_cols = args.get("partition_cols")
     return TableSpec(
-        name=registry.qualify(args.name or default_name, location),
+        name=registry.qualify(name, location),
         kind=kind,
-        comment=args.comment,
-        schema=_schema_ddl(args.schema),
-        partition_cols=parse_partition_cols(args.partition_cols),
-        unpartitioned=args.partition_cols is not None and len(args.partition_cols) == 0,
-        cluster_by=columns_tuple(args.cluster_by, "cluster_by") or (),
-        table_properties={**_str_dict(args.table_properties, "table_properties"),
-                          **maintenance_properties(args.sort_order, args.maintenance)},
-        primary_key=columns_tuple(args.primary_key, "primary_key"),
-        merge_engine=args.merge_engine,
-        freshness=parse_seconds(args.freshness, "freshness"),
-        freshness_warn=parse_seconds(args.freshness_warn, "freshness_warn"),
-        changelog=bool(args.changelog),
+        comment=args.get("comment"),
+        schema=_schema_ddl(args.get("schema")),
+        partition_cols=parse_partition_cols(partition_cols),
+        unpartitioned=partition_cols is not None and len(partition_cols) == 0,
+        cluster_by=columns_tuple(args.get("cluster_by"), "cluster_by") or (),
+        table_properties={**_str_dict(args.get("table_properties"), "table_properties"),
+                          **maintenance_properties(args.get("sort_order"),
+                                                   args.get("maintenance"))},
+        primary_key=columns_tuple(args.get("primary_key"), "primary_key"),
+        merge_engine=args.get("merge_engine"),
+        freshness=parse_seconds(args.get("freshness"), "freshness"),
+        freshness_warn=parse_seconds(args.get("freshness_warn"), "freshness_warn"),
+        changelog=bool(args.get("changelog", False)),
         expectations=_expectations(func, args),
         location=location,
     )
 
 
-def _dataset_decorator(
-    kind: TableKind, args: _DatasetArgs, location: SourceLocation
-) -> Callable[[_F], _F]:
+def _dataset_decorator(kind: TableKind, func: _F | None, args: TableOptions | ViewOptions,
+                       location: SourceLocation) -> _F | Callable[[_F], _F]:
+    """``@dp.<kind>`` applied to ``func``, or the decorator ``@dp.<kind>(...)`` returns."""
+    api = _API_NAME[kind]
+    _checked(api, args, ViewOptions if kind == "temporary_view" else TableOptions)
+
     def outer(func: _F) -> _F:
-        registry = active_registry(_API_NAME[kind])
+        registry = active_registry(api)
         with located(location):
-            query_arity(func, _API_NAME[kind])
-            spec = _build_table(kind, func.__name__, func, args, registry, location)
+            query_arity(func, api)
+            spec = _build_table(kind, args.get("name") or func.__name__, func,
+                                cast(StoredOptions, args), registry, location)
             registry.register_table(spec)
             registry.register_flow(FlowSpec(
                 name=spec.name, target=spec.name, query=func, kind=_FLOW_KIND[kind],
-                spark_conf=_str_dict(args.spark_conf, "spark_conf"), location=location,
+                spark_conf=_str_dict(args.get("spark_conf"), "spark_conf"), location=location,
             ))
             registry.bind_function(func, spec.name)
         return func
 
-    return outer
+    return outer(func) if func is not None else outer
 
 
 # --------------------------------------------------------------------------- datasets
 @overload
 def table(query_function: _F) -> _F: ...
 @overload
-def table(
-    query_function: None = None, *, name: str | None = None, comment: str | None = None,
-    spark_conf: dict[str, str] | None = None, table_properties: dict[str, str] | None = None,
-    partition_cols: list[str] | None = None, cluster_by: list[str] | None = None,
-    schema: StructType | str | None = None, format: str | None = None,
-    primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
-    freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None, sort_order: str | None = None,
-    maintenance: Mapping[str, object] | None = None,
-) -> Callable[[_F], _F]: ...
-def table(
-    query_function: _F | None = None,
-    *,
-    name: str | None = None,
-    comment: str | None = None,
-    spark_conf: dict[str, str] | None = None,
-    table_properties: dict[str, str] | None = None,
-    partition_cols: list[str] | None = None,
-    cluster_by: list[str] | None = None,
-    schema: StructType | str | None = None,
-    format: str | None = None,
-    primary_key: Sequence[str] | None = None,
-    merge_engine: str | object | None = None,
-    freshness: str | None = None,
-    freshness_warn: str | None = None,
-    changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None,
-    sort_order: str | None = None,
-    maintenance: Mapping[str, object] | None = None,
-) -> _F | Callable[[_F], _F]:
-    """Declare a streaming table and its append flow (``@dp.table`` or ``@dp.table(...)``).
+def table(query_function: None = None, **options: Unpack[TableOptions]
+          ) -> Callable[[_F], _F]: ...
+def table(query_function: _F | None = None, **options: Unpack[TableOptions]
+          ) -> _F | Callable[[_F], _F]:
+    """Declare a streaming table and its append flow (``@dp.table`` or ``@dp.table(...)``);
+    the keywords are :class:`TableOptions`.
 
     ``partition_cols`` take Iceberg transforms (``"days(eventTime)"``, ``"bucket(16, id)"``);
     a primary-key table without them is bucketed ``bucket(16, key)``, and ``[]`` declares
@@ -198,100 +201,43 @@ def table(
     ``"zorder(a, b)"``) and ``maintenance`` (overrides of ``maintenance.*``, e.g.
     ``{"target_file_size": 67108864, "snapshot_retention": "2h"}``).
     """
-    args = dict(locals())
-    func = args.pop("query_function")
-    decorator = _dataset_decorator("streaming_table", _DatasetArgs(**args), caller_location())
-    return decorator(func) if func is not None else decorator
+    return _dataset_decorator("streaming_table", query_function, options, caller_location())
 
 
 @overload
 def materialized_view(query_function: _F) -> _F: ...
 @overload
-def materialized_view(
-    query_function: None = None, *, name: str | None = None, comment: str | None = None,
-    spark_conf: dict[str, str] | None = None, table_properties: dict[str, str] | None = None,
-    partition_cols: list[str] | None = None, cluster_by: list[str] | None = None,
-    schema: StructType | str | None = None, format: str | None = None,
-    primary_key: Sequence[str] | None = None, merge_engine: str | object | None = None,
-    freshness: str | None = None, freshness_warn: str | None = None, changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None, sort_order: str | None = None,
-    maintenance: Mapping[str, object] | None = None,
-) -> Callable[[_F], _F]: ...
-def materialized_view(
-    query_function: _F | None = None,
-    *,
-    name: str | None = None,
-    comment: str | None = None,
-    spark_conf: dict[str, str] | None = None,
-    table_properties: dict[str, str] | None = None,
-    partition_cols: list[str] | None = None,
-    cluster_by: list[str] | None = None,
-    schema: StructType | str | None = None,
-    format: str | None = None,
-    primary_key: Sequence[str] | None = None,
-    merge_engine: str | object | None = None,
-    freshness: str | None = None,
-    freshness_warn: str | None = None,
-    changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None,
-    sort_order: str | None = None,
-    maintenance: Mapping[str, object] | None = None,
-) -> _F | Callable[[_F], _F]:
-    """Declare a materialized view: a table recomputed by a batch flow from its query."""
-    args = dict(locals())
-    func = args.pop("query_function")
-    decorator = _dataset_decorator("materialized_view", _DatasetArgs(**args), caller_location())
-    return decorator(func) if func is not None else decorator
+def materialized_view(query_function: None = None, **options: Unpack[TableOptions]
+                      ) -> Callable[[_F], _F]: ...
+def materialized_view(query_function: _F | None = None, **options: Unpack[TableOptions]
+                      ) -> _F | Callable[[_F], _F]:
+    """Declare a materialized view: a table recomputed by a batch flow from its query
+    (the keywords of :func:`table`)."""
+    return _dataset_decorator("materialized_view", query_function, options, caller_location())
 
 
 @overload
 def temporary_view(query_function: _F) -> _F: ...
 @overload
-def temporary_view(
-    query_function: None = None, *, name: str | None = None, comment: str | None = None,
-    spark_conf: dict[str, str] | None = None, expectations: Sequence[Expectation] | None = None,
-) -> Callable[[_F], _F]: ...
-def temporary_view(
-    query_function: _F | None = None,
-    *,
-    name: str | None = None,
-    comment: str | None = None,
-    spark_conf: dict[str, str] | None = None,
-    expectations: Sequence[Expectation] | None = None,
-) -> _F | Callable[[_F], _F]:
-    """Declare a temporary view: a named query other flows read; it is never stored."""
-    args = dict(locals())
-    func = args.pop("query_function")
-    decorator = _dataset_decorator("temporary_view", _DatasetArgs(**args), caller_location())
-    return decorator(func) if func is not None else decorator
+def temporary_view(query_function: None = None, **options: Unpack[ViewOptions]
+                   ) -> Callable[[_F], _F]: ...
+def temporary_view(query_function: _F | None = None, **options: Unpack[ViewOptions]
+                   ) -> _F | Callable[[_F], _F]:
+    """Declare a temporary view: a named query other flows read; it is never stored
+    (keywords: :class:`ViewOptions`)."""
+    return _dataset_decorator("temporary_view", query_function, options, caller_location())
 
 
-def create_streaming_table(
-    name: str,
-    *,
-    comment: str | None = None,
-    table_properties: dict[str, str] | None = None,
-    partition_cols: list[str] | None = None,
-    cluster_by: list[str] | None = None,
-    schema: StructType | str | None = None,
-    format: str | None = None,
-    primary_key: Sequence[str] | None = None,
-    merge_engine: str | object | None = None,
-    freshness: str | None = None,
-    freshness_warn: str | None = None,
-    changelog: bool = False,
-    expectations: Sequence[Expectation] | None = None,
-    sort_order: str | None = None,
-    maintenance: Mapping[str, object] | None = None,
-) -> None:
-    """Declare a streaming table with no flow; ``append_flow``/``create_auto_cdc_flow`` fill it."""
-    args = _DatasetArgs(**locals())
+def create_streaming_table(name: str, **options: Unpack[StoredOptions]) -> None:
+    """Declare a streaming table with no flow; ``append_flow``/``create_auto_cdc_flow`` fill
+    it (keywords: :class:`StoredOptions`)."""
+    _checked("create_streaming_table", options, StoredOptions)
     location = caller_location()
     registry = active_registry("create_streaming_table")
     with located(location):
         if not isinstance(name, str):
             raise PipelineError(f"create_streaming_table(name={name!r}): name must be a string")
-        spec = _build_table("streaming_table", name, None, args, registry, location)
+        spec = _build_table("streaming_table", name, None, options, registry, location)
         registry.register_table(spec)
 
 
@@ -338,17 +284,15 @@ def append_flow(
     return outer
 
 
-_COLUMN_REPR = re.compile(r"^Column<'(.*)'>$", re.DOTALL)
-
-
 def _sql_text(value: object, what: str) -> str:
-    """A column name / SQL expression from a string or a pyspark ``Column``."""
+    """A column name / SQL expression from a string or a pyspark ``Column`` (duck-typed,
+    no pyspark here: the expression its JVM side prints, as ``repr(column)`` shows it)."""
     if isinstance(value, str) and value.strip():
         return value
-    match = _COLUMN_REPR.match(repr(value)) if not isinstance(value, str) else None
-    if match is None:
+    column = None if isinstance(value, str) else getattr(value, "_jc", None)
+    if column is None:
         raise PipelineError(f"{what}={value!r} must be a column name or SQL expression string")
-    return match.group(1)
+    return str(column.toString())
 
 
 def _sql_columns(values: Sequence[object] | None, what: str) -> tuple[str, ...] | None:
@@ -359,34 +303,25 @@ def _sql_columns(values: Sequence[object] | None, what: str) -> tuple[str, ...] 
     return tuple(check_column(_sql_text(v, what), what) for v in values)
 
 
-def _scd_type(value: int | str) -> int:
+def _sql_optional(value: object | None, what: str) -> str | None:
+    return None if value is None else _sql_text(value, what)
+
+
+def _cdc_source(registry: GraphRegistry, source: str | object, location: SourceLocation
+                ) -> str | object:
+    if source is None:
+        raise PipelineError("create_auto_cdc_flow: source must be a dataset name or a source")
+    return registry.qualify(source, location) if isinstance(source, str) else source
+
+
+def _scd_type(value: int | str, *tracked: Sequence[str] | None) -> Literal[1]:
+    if any(tracked):
+        raise PipelineError("track_history_[except_]column_list needs SCD type 2, which "
+                            "icetide does not support")
     if value in (1, "1"):
         return 1
-    if value in (2, "2"):
-        return 2
-    raise PipelineError(f"stored_as_scd_type={value!r} must be 1 (icetide keeps SCD type 1)")
-
-
-def _cdc_spec(
-    source: str | object, keys: Sequence[object], sequence_by: object, options: dict[str, Any]
-) -> AutoCdcSpec:
-    for track in ("track_history_column_list", "track_history_except_column_list"):
-        if options[track]:
-            raise PipelineError(f"{track} needs SCD type 2, which icetide does not support")
-    deletes, truncates = options["apply_as_deletes"], options["apply_as_truncates"]
-    return AutoCdcSpec(
-        source=source,
-        keys=_sql_columns(keys, "keys") or (),
-        sequence_by=_sql_text(sequence_by, "sequence_by"),
-        apply_as_deletes=None if deletes is None else _sql_text(deletes, "apply_as_deletes"),
-        apply_as_truncates=(
-            None if truncates is None else _sql_text(truncates, "apply_as_truncates")
-        ),
-        column_list=_sql_columns(options["column_list"], "column_list"),
-        except_column_list=_sql_columns(options["except_column_list"], "except_column_list"),
-        stored_as_scd_type=_scd_type(options["stored_as_scd_type"]),
-        ignore_null_updates=bool(options["ignore_null_updates"]),
-    )
+    raise PipelineError(f"stored_as_scd_type={value!r} must be 1: icetide keeps SCD type 1; "
+                        "set changelog=True on the target for history")
 
 
 def create_auto_cdc_flow(
@@ -408,17 +343,22 @@ def create_auto_cdc_flow(
     """Apply a change feed to streaming table ``target`` by ``keys``, ordered by ``sequence_by``.
 
     ``source`` is a dataset name of the pipeline or an icetide source object (e.g. a MySQL
-    binlog source). Columns may be strings or pyspark Columns; only SCD type 1 is supported.
-    """
-    options = dict(locals())
+    binlog source). Columns may be strings or pyspark Columns; only SCD type 1 is supported."""
     location = caller_location()
     registry = active_registry("create_auto_cdc_flow")
     with located(location):
         qualified_target = registry.qualify(target, location)
-        if source is None:
-            raise PipelineError("create_auto_cdc_flow: source must be a dataset name or a source")
-        qualified_source = registry.qualify(source, location) if isinstance(source, str) else source
-        cdc = _cdc_spec(qualified_source, keys, sequence_by, options)
+        cdc = AutoCdcSpec(
+            source=_cdc_source(registry, source, location),
+            keys=_sql_columns(keys, "keys") or (),
+            sequence_by=_sql_text(sequence_by, "sequence_by"),
+            apply_as_deletes=_sql_optional(apply_as_deletes, "apply_as_deletes"),
+            apply_as_truncates=_sql_optional(apply_as_truncates, "apply_as_truncates"),
+            column_list=_sql_columns(column_list, "column_list"),
+            except_column_list=_sql_columns(except_column_list, "except_column_list"),
+            ignore_null_updates=bool(ignore_null_updates),
+            stored_as_scd_type=_scd_type(stored_as_scd_type, track_history_column_list,
+                                         track_history_except_column_list))
         registry.register_flow(FlowSpec(
             name=_flow_name(registry, name or qualified_target, qualified_target, location),
             target=qualified_target, kind="auto_cdc", cdc=cdc, once=bool(once), location=location,

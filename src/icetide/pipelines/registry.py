@@ -14,11 +14,13 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from icetide.errors import PipelineError
 from icetide.pipelines.names import SourceLocation, qualify_name, where
 from icetide.pipelines.spec import Expectation, FlowSpec, TableSpec
+
+_Spec = TypeVar("_Spec", TableSpec, FlowSpec)
 
 _ACTIVE: ContextVar[GraphRegistry | None] = ContextVar("icetide_graph_registry", default=None)
 
@@ -54,23 +56,11 @@ class GraphRegistry:
     # -- registration --------------------------------------------------------------------
     def register_table(self, spec: TableSpec) -> None:
         """Add a table; a second declaration of the same name is an error naming both."""
-        other = self._tables.get(spec.name)
-        if other is not None:
-            raise PipelineError(
-                f"table {spec.name} is declared twice: at {other.location} and at "
-                f"{spec.location}; rename one or remove the duplicate"
-            )
-        self._tables[spec.name] = spec
+        _add(self._tables, spec, "table", "rename one or remove the duplicate")
 
     def register_flow(self, spec: FlowSpec) -> None:
         """Add a flow; a second flow of the same name is an error naming both."""
-        other = self._flows.get(spec.name)
-        if other is not None:
-            raise PipelineError(
-                f"flow {spec.name} is declared twice: at {other.location} and at "
-                f"{spec.location}; give one of them another name=..."
-            )
-        self._flows[spec.name] = spec
+        _add(self._flows, spec, "flow", "give one of them another name=...")
 
     # -- expectations --------------------------------------------------------------------
     def bind_function(self, func: Callable[..., Any], table: str) -> None:
@@ -107,12 +97,6 @@ class GraphRegistry:
     def flows(self) -> Mapping[str, FlowSpec]:
         return dict(self._flows)
 
-    def replace_table(self, spec: TableSpec) -> None:
-        """Swap in an updated spec of an already registered table (e.g. defaults applied)."""
-        if spec.name not in self._tables:
-            raise PipelineError(f"table {spec.name} is not registered")
-        self._tables[spec.name] = spec
-
     def finish(self) -> None:
         """Check nothing was left dangling: expectations must belong to a table."""
         for func, location in self._pending.values():
@@ -122,6 +106,14 @@ class GraphRegistry:
                 f"{getattr(func, '__name__', func)!r} belong to no table: stack @dp.expect... "
                 "directly above or below @dp.table / @dp.materialized_view / @dp.temporary_view"
             )
+
+
+def _add(specs: dict[str, _Spec], spec: _Spec, what: str, fix: str) -> None:
+    other = specs.get(spec.name)
+    if other is not None:
+        raise PipelineError(f"{what} {spec.name} is declared twice: at {other.location} and "
+                            f"at {spec.location}; {fix}")
+    specs[spec.name] = spec
 
 
 #: Attribute where expectation decorators park their rules until a table decorator reads them.

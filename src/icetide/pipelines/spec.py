@@ -12,12 +12,24 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from icetide.errors import ConfigError, PipelineError
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
+
+from icetide.config import Duration
+from icetide.errors import PipelineError
 from icetide.pipelines.names import (
     SourceLocation,
     check_column,
@@ -34,7 +46,10 @@ TableKind = Literal["streaming_table", "materialized_view", "temporary_view"]
 FlowKind = Literal["append", "auto_cdc", "batch", "view"]
 ExpectationAction = Literal["warn", "drop", "fail"]
 #: A query function takes no argument (SDP style) or the SparkSession (icetide style).
-QueryFunction = Callable[..., "DataFrame"]
+if TYPE_CHECKING:
+    QueryFunction = Callable[..., DataFrame]
+else:  # the specs are validated at run time, where pyspark is not imported
+    QueryFunction = Callable[..., Any]
 
 TABLE_KINDS: tuple[TableKind, ...] = ("streaming_table", "materialized_view", "temporary_view")
 FLOW_KINDS: tuple[FlowKind, ...] = ("append", "auto_cdc", "batch", "view")
@@ -58,52 +73,87 @@ def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+#: A mapping stored read-only (a spec is frozen all the way down).
+FrozenMap = Annotated[Mapping[str, Any], AfterValidator(_frozen_map)]
+FrozenStrMap = Annotated[Mapping[str, str], AfterValidator(_frozen_map)]
+#: A string with something in it.
+Text = Annotated[str, AfterValidator(_not_blank)]
+_CONFIG = ConfigDict(arbitrary_types_allowed=True)
+
+
+class _Validated:
+    """What the spec classes share: pydantic validates their fields by their types (the
+    rules that span fields are their ``model_validator``s), and a field that fails is a
+    :class:`PipelineError` naming the spec, the field, its value and — from the field's
+    ``description`` — what to write instead."""
+
+    _what = "spec"
+
+    @classmethod
+    def _label(cls, given: Mapping[str, object]) -> str:
+        """How an error names the spec being built from ``given`` (its ``name``)."""
+        own = given.get("name")
+        return f"{cls._what} {own!r}" if isinstance(own, str) and own else cls._what
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _pipeline_error(cls, values: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(values)
+        except ValidationError as exc:
+            raise PipelineError(_describe(cls, values, exc)) from None
+
+
+def _describe(cls: type[_Validated], values: object, exc: ValidationError) -> str:
+    problem = exc.errors()[0]
+    names = list(getattr(cls, "__dataclass_fields__", {}))  # in declaration order
+    where = problem["loc"][0] if problem["loc"] else ""
+    name = names[where] if isinstance(where, int) and where < len(names) else str(where)
+    args, kwargs = getattr(values, "args", None) or (), getattr(values, "kwargs", None) or {}
+    given = {**dict(zip(names, args, strict=False)), **kwargs}
+    spec = getattr(cls, "__pydantic_fields__", {}).get(name)
+    hint = f"; write {spec.description}" if spec is not None and spec.description else ""
+    message = str(problem["msg"]).removeprefix("Value error, ")
+    label = cls._label(given)
+    return f"{label}: {name}={problem.get('input')!r}: {message}{hint}"
+
+
 # --------------------------------------------------------------------------- expectations
-@dataclass(frozen=True)
-class Expectation:
+@dataclass(frozen=True, config=_CONFIG)
+class Expectation(_Validated):
     """A data-quality rule: rows where ``condition_sql`` is false are kept+counted (warn),
     dropped (drop) or fail the batch (fail)."""
 
-    name: str
-    condition_sql: str
-    action: ExpectationAction = "warn"
+    _what = "expectation"
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise PipelineError(f"expectation name {self.name!r} must be a non-empty string")
-        if not isinstance(self.condition_sql, str) or not self.condition_sql.strip():
-            raise PipelineError(
-                f"expectation {self.name!r}: condition {self.condition_sql!r} must be a SQL "
-                "boolean expression string, e.g. 'uid IS NOT NULL'"
-            )
-        if self.action not in EXPECTATION_ACTIONS:
-            raise PipelineError(
-                f"expectation {self.name!r}: action {self.action!r} must be one of "
-                f"{', '.join(EXPECTATION_ACTIONS)}"
-            )
+    name: Text = Field(description="a non-empty string")
+    condition_sql: Text = Field(
+        description="a SQL boolean expression string, e.g. 'uid IS NOT NULL'")
+    action: ExpectationAction = "warn"
 
 
 # --------------------------------------------------------------------------- helpers
+#: A positive :data:`~icetide.config.Duration` or ``None``: the pipelines' durations.
+PositiveDuration = Annotated[Duration, Field(gt=0)]
+_POSITIVE = TypeAdapter(PositiveDuration | None)
+
+
 def parse_seconds(value: str | float | None, what: str) -> float | None:
     """``"2 minutes"`` → 120.0 (None stays None); a PipelineError naming ``what`` if invalid."""
-    if value is None:
-        return None
     try:
-        seconds = parse_duration_value(value)
-    except ConfigError as exc:
-        raise PipelineError(f"{what}={value!r}: {exc}") from None
-    if seconds <= 0:
-        raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'")
-    return seconds
-
-
-def parse_duration_value(value: str | float) -> float:
-    """Seconds of a duration; delegates to :func:`icetide.config.parse_duration`."""
-    from icetide.config import parse_duration
-
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ConfigError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")
-    return parse_duration(value)
+        return _POSITIVE.validate_python(value)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        if problem["type"] == "greater_than":
+            raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'") from None
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        raise PipelineError(f"{what}={value!r}: {message}") from None
 
 
 def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
@@ -154,34 +204,39 @@ def call_query(func: QueryFunction, spark: SparkSession) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- tables
-@dataclass(frozen=True)
-class TableSpec:
+@dataclass(frozen=True, config=_CONFIG)
+class TableSpec(_Validated):
     """A dataset of the pipeline. ``freshness``/``freshness_warn`` are seconds."""
 
-    name: str
+    _what = "table"
+
+    name: str = Field(description="'db.table'")
     kind: TableKind = "streaming_table"
     comment: str | None = None
-    schema: str | None = None
+    schema: Text | None = Field(default=None, description="a DDL string like 'a INT, b STRING'")
     partition_cols: tuple[PartitionField, ...] = ()
     #: ``partition_cols=[]`` was declared: no partitioning at all, not even a primary-key
     #: table's default buckets (:func:`icetide.engine.targets.partition_sql`)
     unpartitioned: bool = False
     cluster_by: tuple[str, ...] = ()
-    table_properties: Mapping[str, str] = field(default_factory=dict, hash=False)
+    table_properties: FrozenStrMap = field(default_factory=dict, hash=False)
     primary_key: tuple[str, ...] | None = None
     merge_engine: str | object | None = field(default=None, hash=False)
-    freshness: float | None = None
-    freshness_warn: float | None = None
+    freshness: PositiveDuration | None = Field(
+        default=None, description="positive seconds or a duration such as '10 seconds'")
+    freshness_warn: PositiveDuration | None = Field(
+        default=None, description="positive seconds or a duration such as '5 seconds'")
     changelog: bool = False
     expectations: tuple[Expectation, ...] = ()
     location: SourceLocation | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "table_properties", _frozen_map(self.table_properties))
+    @model_validator(mode="after")
+    def _rules(self) -> TableSpec:
         _check_table_name(self)
         _check_table_keys(self)
         _check_table_freshness(self)
         _check_table_expectations(self)
+        return self
 
     @property
     def database(self) -> str:
@@ -197,12 +252,6 @@ def _check_table_name(t: TableSpec) -> None:
         raise PipelineError(f"{where(t.location)}table name {t.name!r} must be 'db.table'")
     for part in t.name.split("."):
         check_identifier(part, f"{where(t.location)}name part of {t.name!r}:")
-    if t.kind not in TABLE_KINDS:
-        raise PipelineError(f"table {t.name}: kind {t.kind!r} must be one of {TABLE_KINDS}")
-    if t.schema is not None and (not isinstance(t.schema, str) or not t.schema.strip()):
-        raise PipelineError(
-            f"table {t.name}: schema {t.schema!r} must be a DDL string like 'a INT, b STRING'"
-        )
 
 
 def _check_table_keys(t: TableSpec) -> None:
@@ -230,9 +279,6 @@ def _check_table_keys(t: TableSpec) -> None:
 
 
 def _check_table_freshness(t: TableSpec) -> None:
-    for label, value in (("freshness", t.freshness), ("freshness_warn", t.freshness_warn)):
-        if value is not None and (not isinstance(value, int | float) or value <= 0):
-            raise PipelineError(f"table {t.name}: {label}={value!r} must be positive seconds")
     if t.freshness is not None and t.freshness_warn is not None and (
         t.freshness_warn >= t.freshness
     ):
@@ -253,41 +299,36 @@ def _check_table_expectations(t: TableSpec) -> None:
 
 
 # --------------------------------------------------------------------------- flows
-@dataclass(frozen=True)
-class AutoCdcSpec:
+@dataclass(frozen=True, config=_CONFIG)
+class AutoCdcSpec(_Validated):
     """What ``create_auto_cdc_flow`` declared: apply a change feed to the target by key.
 
     ``source`` is a table/view name of the graph (``db.name``) or an opaque icetide
     source object (e.g. a MySQL binlog source) that the runner understands.
     """
 
+    _what = "auto CDC flow"
+
     source: str | object = field(hash=False)
-    keys: tuple[str, ...]
-    sequence_by: str
+    keys: tuple[str, ...] = Field(min_length=1, description="at least one column, e.g. ['id']")
+    sequence_by: Text = Field(
+        description="a column or SQL expression string, e.g. '_binlog_pos'")
     apply_as_deletes: str | None = None
     apply_as_truncates: str | None = None
     column_list: tuple[str, ...] | None = None
     except_column_list: tuple[str, ...] | None = None
-    stored_as_scd_type: int = 1
+    stored_as_scd_type: Literal[1] = Field(
+        default=1,
+        description="1: icetide keeps SCD type 1; set changelog=True on the target for history")
     ignore_null_updates: bool = False
 
-    def __post_init__(self) -> None:
-        if not self.keys:
-            raise PipelineError("auto CDC flow: keys must list at least one column, e.g. ['id']")
-        if not isinstance(self.sequence_by, str) or not self.sequence_by.strip():
-            raise PipelineError(
-                f"auto CDC flow: sequence_by={self.sequence_by!r} must be a column or SQL "
-                "expression string, e.g. '_binlog_pos'"
-            )
+    @model_validator(mode="after")
+    def _one_column_list(self) -> AutoCdcSpec:
         if self.column_list and self.except_column_list:
             raise PipelineError(
                 "auto CDC flow: pass column_list or except_column_list, not both"
             )
-        if self.stored_as_scd_type != 1:
-            raise PipelineError(
-                f"auto CDC flow: stored_as_scd_type={self.stored_as_scd_type!r} is not "
-                "supported: icetide keeps SCD type 1; set changelog=True on the target for history"
-            )
+        return self
 
     @property
     def source_table(self) -> str | None:
@@ -295,9 +336,11 @@ class AutoCdcSpec:
         return self.source if isinstance(self.source, str) else None
 
 
-@dataclass(frozen=True)
-class FlowSpec:
+@dataclass(frozen=True, config=_CONFIG)
+class FlowSpec(_Validated):
     """A flow writing into ``target``. ``inputs`` is None until the runner discovers them."""
+
+    _what = "flow"
 
     name: str
     target: str
@@ -306,21 +349,18 @@ class FlowSpec:
     once: bool = False
     cdc: AutoCdcSpec | None = None
     inputs: tuple[str, ...] | None = None
-    spark_conf: Mapping[str, str] = field(default_factory=dict, hash=False)
+    spark_conf: FrozenStrMap = field(default_factory=dict, hash=False)
     location: SourceLocation | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "spark_conf", _frozen_map(self.spark_conf))
-        if self.kind not in FLOW_KINDS:
-            raise PipelineError(f"flow {self.name}: kind {self.kind!r} must be one of {FLOW_KINDS}")
+    @model_validator(mode="after")
+    def _query_or_cdc(self) -> FlowSpec:
         if self.kind == "auto_cdc" and (self.cdc is None or self.query is not None):
             raise PipelineError(f"flow {self.name}: an auto_cdc flow has a cdc spec and no query")
         if self.kind != "auto_cdc" and (self.query is None or self.cdc is not None):
             raise PipelineError(
                 f"flow {self.name}: a {self.kind} flow needs a query function and no cdc spec"
             )
-        if self.inputs is not None:
-            object.__setattr__(self, "inputs", tuple(self.inputs))
+        return self
 
     @property
     def static_inputs(self) -> tuple[str, ...]:
@@ -331,32 +371,36 @@ class FlowSpec:
 
 
 # --------------------------------------------------------------------------- the pipeline file
-@dataclass(frozen=True)
-class PipelineDefaults:
+_DURATION = "a duration such as '30 seconds'"
+
+
+@dataclass(frozen=True, config=_CONFIG)
+class PipelineDefaults(_Validated):
     """``defaults:`` of the pipeline file; durations in seconds."""
 
-    trigger_interval: float | None = None
-    freshness: float | None = None
-    freshness_warn: float | None = None
+    _what = "defaults"
+
+    trigger_interval: PositiveDuration | None = Field(default=None, description=_DURATION)
+    freshness: PositiveDuration | None = Field(default=None, description=_DURATION)
+    freshness_warn: PositiveDuration | None = Field(default=None, description=_DURATION)
     #: ``maintenance.*`` keys for every table this pipeline's run maintains (between the
     #: config's ``maintenance:`` section and a table's own ``maintenance=``).
-    maintenance: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "maintenance", _frozen_map(self.maintenance))
+    maintenance: FrozenMap = field(default_factory=dict, hash=False)
 
 
-@dataclass(frozen=True)
-class TableOverride:
+@dataclass(frozen=True, config=_CONFIG)
+class TableOverride(_Validated):
     """One entry of ``tables:`` in the pipeline file: targets that replace what the code
     declares for every table its pattern matches (durations in seconds)."""
 
-    freshness: float | None = None
-    freshness_warn: float | None = None
+    _what = "tables entry"
+
+    freshness: PositiveDuration | None = Field(default=None, description=_DURATION)
+    freshness_warn: PositiveDuration | None = Field(default=None, description=_DURATION)
 
 
-@dataclass(frozen=True)
-class PipelineSpec:
+@dataclass(frozen=True, config=_CONFIG)
+class PipelineSpec(_Validated):
     """``icetide-pipeline.yml`` (SDP's ``spark-pipeline.yml`` keys plus ``sources``,
     ``defaults`` and ``tables``).
 
@@ -365,28 +409,30 @@ class PipelineSpec:
     (``{type: kafka, topic: clicktopic}``), interpreted by :mod:`icetide.sources`.
     """
 
-    name: str
+    _what = "pipeline spec"
+
+    @classmethod
+    def _label(cls, given: Mapping[str, object]) -> str:
+        return str(given.get("path") or cls._what)
+
+    name: Text = Field(description="a non-empty string, e.g. clickstream")
     path: Path | None = None
     catalog: str | None = None
     database: str | None = None
     storage: str | None = None
     libraries: tuple[str, ...] = ()
-    configuration: Mapping[str, str] = field(default_factory=dict, hash=False)
-    sources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, hash=False)
+    configuration: FrozenStrMap = field(default_factory=dict, hash=False)
+    sources: Mapping[str, FrozenMap] = field(default_factory=dict, hash=False)
     defaults: PipelineDefaults = PipelineDefaults()
     #: ``tables:``: a table name or a glob over ``db.table`` names → its overrides, in
     #: file order (a later entry wins for a key both set).
-    tables: Mapping[str, TableOverride] = field(default_factory=dict, hash=False)
+    tables: Annotated[Mapping[str, TableOverride], AfterValidator(_frozen_map)] = field(
+        default_factory=dict, hash=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "configuration", _frozen_map(self.configuration))
-        object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
-        object.__setattr__(
-            self, "sources", MappingProxyType({k: _frozen_map(v) for k, v in self.sources.items()})
-        )
+    @model_validator(mode="after")
+    def _names(self) -> PipelineSpec:
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
         origin = str(self.path) if self.path is not None else "pipeline spec"
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise PipelineError(f"{origin}: 'name' must be a non-empty string, e.g. clickstream")
         for key, value in (("catalog", self.catalog), ("database", self.database)):
             if value is not None:
                 check_identifier(value, f"{origin}: '{key}'")
@@ -396,6 +442,7 @@ class PipelineSpec:
                 raise PipelineError(
                     f"{origin}: source '{src_name}' needs a 'type', e.g. {{type: kafka, topic: t}}"
                 )
+        return self
 
     @property
     def root(self) -> Path:

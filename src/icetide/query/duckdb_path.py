@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable
@@ -20,8 +19,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import duckdb
+import sqlglot
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
+from sqlglot import Token, TokenType, exp
+from sqlglot.errors import SqlglotError
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
@@ -35,8 +37,6 @@ log = logging.getLogger(__name__)
 
 # Load order matters: iceberg needs avro, and autoloading is off.
 EXTENSIONS = ("avro", "iceberg")
-
-_QUALIFIED = re.compile(r"\b(?=([A-Za-z0-9_$]+)\s*\.\s*([A-Za-z0-9_$]+))")
 
 #: One DuckDB per process with the extensions loaded (loading them costs ~0.2 s, more
 #: than a typical query); each query runs on a cursor of it, one query at a time, since
@@ -98,26 +98,41 @@ def register_tables(con: duckdb.DuckDBPyConnection, catalog_name: str,
         log.debug("duckdb view %s → %s", ".".join(ident), location)
 
 
-def qualified_names(query: str) -> set[tuple[str, str]]:
-    """Every ``a.b`` written in ``query``, lower-cased (``lake.ns.t`` gives ``lake.ns``
-    and ``ns.t``; quotes are ignored)."""
-    text = query.replace('"', "").replace("`", "")
-    return {(a.lower(), b.lower()) for a, b in _QUALIFIED.findall(text)}
+def table_refs(query: str) -> set[tuple[str, ...]]:
+    """The tables ``query`` reads as sqlglot parses it (DuckDB dialect), lower-cased:
+    ``(namespace, table)``, or ``(table,)`` when unqualified; names of its CTEs are left
+    out. A query sqlglot cannot parse gives each of its names as a ``(word,)``."""
+    try:
+        tree = sqlglot.parse_one(query, read="duckdb")
+    except SqlglotError:
+        return {(t.text.lower(),) for t in _tokens(query)
+                if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)}
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return {tuple(p.lower() for p in (t.db, t.name) if p) for t in tree.find_all(exp.Table)
+            if t.name and (t.db or t.name.lower() not in ctes)}
+
+
+def _tokens(query: str) -> list[Token]:
+    try:
+        return sqlglot.tokenize(query, read="duckdb")
+    except SqlglotError:
+        return []
 
 
 def tables_of(query: str, catalog: ReadCatalog) -> list[tuple[Identifier, Table]]:
     """The catalog's tables ``query`` names, loaded (current metadata).
 
-    Fast path: the ``namespace.table`` names in the query whose namespace exists, loaded
-    directly (two catalog calls for one table). When the query names none, or one of them
-    does not load, every table is listed and matched by name (:func:`referenced_tables`).
+    Fast path: when every table the query reads is written ``namespace.table`` with a
+    namespace that exists, those are loaded directly (two catalog calls for one table).
+    Otherwise, or when one of them does not load, every table is listed and matched by
+    name (:func:`referenced_tables`).
     """
+    refs = table_refs(query)
     namespaces = {n[0].lower(): n[0] for n in map(tuple, catalog.list_namespaces())
                   if len(n) == 1}
-    guessed = [(namespaces[a], b) for a, b in sorted(qualified_names(query))
-               if a in namespaces]
+    guessed = sorted((namespaces[r[0]], r[1]) for r in refs if len(r) == 2 and r[0] in namespaces)
     try:
-        if guessed:
+        if refs and len(guessed) == len(refs):
             return [(ident, catalog.load_table(ident)) for ident in guessed]
     except NoSuchTableError:
         log.debug("not all of %s are tables: listing the catalog", guessed)
@@ -126,9 +141,9 @@ def tables_of(query: str, catalog: ReadCatalog) -> list[tuple[Identifier, Table]
 
 
 def referenced_tables(query: str, tables: Iterable[Identifier]) -> list[Identifier]:
-    """The tables whose name occurs as a word in ``query`` (views are made only for those)."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z0-9_$]+", query)}
-    return [t for t in tables if t[-1].lower() in words]
+    """The ``tables`` whose name ``query`` reads (views are made only for those)."""
+    names = {ref[-1] for ref in table_refs(query)}
+    return [t for t in tables if t[-1].lower() in names]
 
 
 def run_duckdb(settings: Settings, query: str, max_rows: int | None = None,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import threading
 
-from icetide.errors import IcetideError
-
 _STOP = threading.Event()
 
 
-class Interrupted(IcetideError):
-    """A stop was requested while waiting."""
+class Interrupted(KeyboardInterrupt):
+    """A stop was requested while waiting. Like Ctrl-C, not a failure: no ``except
+    Exception`` (or :class:`~icetide.errors.IcetideError`) takes it for one, and the
+    command line exits with 130."""
 
     def __init__(self) -> None:
         super().__init__("stopped on request while waiting to retry")
@@ -25,6 +25,16 @@ class Interrupted(IcetideError):
 def request_stop() -> None:
     """Ask every retry loop of this process to give up at its next wait."""
     _STOP.set()
+
+
+def clear_stop() -> None:
+    """Withdraw a stop request (a process that goes on working after one: tests)."""
+    _STOP.clear()
+
+
+def stop_requested() -> bool:
+    """Whether a stop was requested (retrying then gives up at its next failure)."""
+    return _STOP.is_set()
 
 
 def pause(seconds: float) -> None:

@@ -13,15 +13,26 @@ What a name resolves to never changes while a gateway lives (a class or a packag
 static method of a loaded class), so :func:`install` memoizes those answers per gateway
 client. Failed look-ups, static *fields* (their value may change) and instance members
 are not remembered.
+
+It patches py4j's internals (``__getattr__`` of ``JVMView``, ``JavaPackage`` and
+``JavaClass``), so it is tested against one py4j: :data:`TESTED_PY4J`, pinned in
+pyproject.toml; with any other version installed nothing is patched (a warning says so).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any
 
 from py4j import java_gateway as gw
+
+log = logging.getLogger(__name__)
+
+#: The py4j whose internals :func:`install` patches (tests/integration/runtime/test_py4j_memo.py).
+TESTED_PY4J = "0.10.9.9"
 
 _installed = False
 _lock = threading.Lock()
@@ -64,10 +75,15 @@ def _method_or_class(value: Any) -> bool:
 
 
 def install() -> None:
-    """Memoize py4j's name look-ups in this process (idempotent)."""
+    """Memoize py4j's name look-ups in this process (idempotent; only on :data:`TESTED_PY4J`)."""
     global _installed
     with _lock:
         if _installed:
+            return
+        if version("py4j") != TESTED_PY4J:
+            log.warning("py4j %s is not the tested %s: its name look-ups are not memoized",
+                        version("py4j"), TESTED_PY4J)
+            _installed = True
             return
         gw.JVMView.__getattr__ = _remembered(
             "view", lambda v: str(v._id), gw.JVMView.__getattr__, _class_or_package)

@@ -124,14 +124,6 @@ class MergeActions:
     insert_when: str | None
 
 
-@dataclass(frozen=True)
-class MergePlan:
-    """The collapse SELECT (one row per key) and the MERGE that embeds it."""
-
-    collapse_sql: str
-    merge_sql: str
-
-
 def _column_problem(engine: MergeEngine, spec: MergeSpec) -> str | None:
     values = spec.value_columns
     named: list[tuple[str, str]] = []
@@ -457,10 +449,3 @@ def merge_sql(
     actions = compile_merge(engine, spec)
     using = quote_qualified(collapsed_view) if collapsed_view else f"(\n{actions.collapse_sql}\n)"
     return render_merge(spec, actions, using, key_filter, column_types)
-
-
-def plan_merge(engine: EngineLike, spec: MergeSpec) -> MergePlan:
-    """Both statements for ``engine`` and ``spec``."""
-    actions = compile_merge(engine, spec)
-    return MergePlan(actions.collapse_sql,
-                     render_merge(spec, actions, f"(\n{actions.collapse_sql}\n)"))

@@ -15,6 +15,10 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
+import sqlglot
+from sqlglot import TokenType
+from sqlglot.errors import SqlglotError
+
 from icetide.errors import PipelineError, TableError
 
 __all__ = [
@@ -42,43 +46,32 @@ def quote_ident(name: str) -> str:
 
 
 def split_qualified(name: str) -> tuple[str, ...]:
-    """Split ``db.table`` into its parts; a part may be backtick-quoted (``db.`a.b```)."""
+    """Split ``db.table`` into its parts; a part may be backtick-quoted (``db.`a.b```).
+
+    sqlglot's Spark tokenizer reads the quoting; an unquoted part is the text between
+    the dots as written (so ``my-db`` or a keyword such as ``order`` stays a name)."""
+    try:
+        tokens = sqlglot.tokenize(name, read="spark")
+    except SqlglotError:
+        raise _bad_name(name, "an unclosed backtick") from None
     parts: list[str] = []
-    buf: list[str] = []
-    i, quoted, was_quoted = 0, False, False
-    while i < len(name):
-        ch = name[i]
-        if quoted:
-            if ch == "`" and name[i + 1 : i + 2] == "`":
-                buf.append("`")
-                i += 1
-            elif ch == "`":
-                quoted = False
-            else:
-                buf.append(ch)
-        elif ch == "`" and not buf and not was_quoted:
-            quoted = was_quoted = True
-        elif ch == ".":
-            parts.append(_part(name, buf, was_quoted))
-            buf, was_quoted = [], False
-        elif was_quoted:
-            raise _bad_name(name, "text after a closing backtick")
-        else:
-            buf.append(ch)
-        i += 1
-    if quoted:
-        raise _bad_name(name, "an unclosed backtick")
-    parts.append(_part(name, buf, was_quoted))
+    begin, quoted = 0, None  # where the part starts; its quoted token, if it is one
+    for token in [*tokens, None]:
+        if token is not None and token.token_type != TokenType.DOT:
+            if quoted is not None:
+                raise _bad_name(name, "text after a closing backtick")
+            if token.token_type == TokenType.IDENTIFIER:
+                if name[begin:token.start].strip():
+                    raise _bad_name(name, "text before an opening backtick")
+                quoted = token.text
+            continue
+        end = len(name) if token is None else token.start
+        part = quoted if quoted is not None else name[begin:end].strip()
+        if not part:
+            raise _bad_name(name, "an empty part")
+        parts.append(part)
+        begin, quoted = end + 1, None
     return tuple(parts)
-
-
-def _part(name: str, buf: list[str], was_quoted: bool) -> str:
-    part = "".join(buf)
-    if not was_quoted:
-        part = part.strip()
-    if not part:
-        raise _bad_name(name, "an empty part")
-    return part
 
 
 def _bad_name(name: str, problem: str) -> TableError:

@@ -16,9 +16,11 @@ from icetide.engine.run import PipelineRun
 from icetide.errors import ExpectationFailed, PipelineError
 from icetide.flows.loop import BatchResult
 from icetide.lake import commit
-from icetide.model.markers import PREFIX
+from icetide.model.keys import MarkerKeys
 from icetide.pipelines import load_pipeline
 from icetide.pipelines.spec import Expectation
+
+PREFIX = MarkerKeys.PREFIX
 
 pytestmark = pytest.mark.spark
 

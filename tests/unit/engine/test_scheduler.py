@@ -13,8 +13,8 @@ import pytest
 
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
 from icetide.engine.scheduler import (
-    UPKEEP_GAP_FACTOR,
-    UPKEEP_POOL,
+    MAINTENANCE_GAP_FACTOR,
+    MAINTENANCE_POOL,
     DagScheduler,
     Slot,
     link,
@@ -196,7 +196,7 @@ def test_a_failing_flow_stops_the_run_after_its_retries() -> None:
     assert len(a.starts) == 2
 
 
-class _Upkeep:
+class _Maintenance:
     """Maintenance that records the tables it passed over."""
 
     def __init__(self, tables: list[str]) -> None:
@@ -217,45 +217,45 @@ class _Upkeep:
         return None
 
 
-def _run_upkeep(slot: Slot, upkeep: _Upkeep, seconds: float = 8.0) -> None:
-    """One worker for ``slot``, until every table of ``upkeep`` had its pass."""
+def _run_maintenance(slot: Slot, maintenance: _Maintenance, seconds: float = 8.0) -> None:
+    """One worker for ``slot``, until every table of ``maintenance`` had its pass."""
     stop = threading.Event()
     timer = threading.Timer(seconds, stop.set)
     timer.start()
 
     def done(_: BatchResult) -> None:
-        if len(upkeep.passes) == len(upkeep.tables):
+        if len(maintenance.passes) == len(maintenance.tables):
             stop.set()
     try:
-        DagScheduler(None, [slot], 1, done, upkeep=upkeep).run(stop)
+        DagScheduler(None, [slot], 1, done, maintenance=maintenance).run(stop)
     finally:
         timer.cancel()
 
 
 def test_maintenance_runs_in_its_own_slot_and_skips_a_table_being_written() -> None:
-    upkeep = _Upkeep(["lake.a", "lake.b"])
+    maintenance = _Maintenance(["lake.a", "lake.b"])
 
     def writing(n: int) -> BatchResult | None:
-        upkeep.busy.set()
+        maintenance.busy.set()
         time.sleep(1.0)  # a's batch is in flight: lake.a must wait, lake.b need not
-        upkeep.busy.clear()
+        maintenance.busy.clear()
         return _result("a")
 
     a = _Loop("a", None, writing)
     slot = _slot(a, 30.0)
     slot.writes = frozenset({"lake.a"})
-    _run_upkeep(slot, upkeep)
-    assert [t for t, _ in upkeep.passes] == ["lake.b", "lake.a"]
-    assert ("lake.a", True) not in upkeep.passes  # never while its writer was mid-batch
+    _run_maintenance(slot, maintenance)
+    assert [t for t, _ in maintenance.passes] == ["lake.b", "lake.a"]
+    assert ("lake.a", True) not in maintenance.passes  # never while its writer was mid-batch
 
 
 def test_maintenance_passes_leave_three_times_their_duration_to_the_flows() -> None:
-    upkeep = _Upkeep(["lake.a", "lake.b", "lake.c"])  # all due at once
-    upkeep.seconds = 0.2
-    _run_upkeep(_slot(_Loop("ods", None, lambda n: _result("ods")), 0.05), upkeep)
-    assert len(upkeep.starts) == 3
-    gaps = [b - a for a, b in zip(upkeep.starts, upkeep.starts[1:], strict=False)]
-    assert min(gaps) >= 0.2 * (1 + UPKEEP_GAP_FACTOR) - 0.05  # the pass + 3x free after it
+    maintenance = _Maintenance(["lake.a", "lake.b", "lake.c"])  # all due at once
+    maintenance.seconds = 0.2
+    _run_maintenance(_slot(_Loop("ods", None, lambda n: _result("ods")), 0.05), maintenance)
+    assert len(maintenance.starts) == 3
+    gaps = [b - a for a, b in zip(maintenance.starts, maintenance.starts[1:], strict=False)]
+    assert min(gaps) >= 0.2 * (1 + MAINTENANCE_GAP_FACTOR) - 0.05  # the pass + 3x free after it
 
 
 def _costed(name: str, reads: str | None, cost: float, target: float | None,
@@ -324,7 +324,7 @@ def test_spark_pools_sort_by_priority_so_the_tightest_target_wins_a_free_core() 
     order = sorted(pools, key=pools.__getitem__)
     assert order == ["zz_ods", "dws", "dwd", "ods", "side"]
     assert pools["zz_ods"] == "000 zz_ods" and pools["side"] == "004 side"
-    assert max(pools.values()) < UPKEEP_POOL  # maintenance loses every tie
+    assert max(pools.values()) < MAINTENANCE_POOL  # maintenance loses every tie
 
 
 def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from icetide.model.markers import POS, Marker, same_position
+from icetide.model.keys import MarkerKeys
+from icetide.model.markers import Marker, same_position
 
 
 def test_round_trip() -> None:
@@ -19,8 +20,8 @@ def test_no_marker_in_foreign_snapshot() -> None:
 
 
 def test_positions_are_canonical() -> None:
-    a = Marker("f", {}, {"k": {"1": 2, "0": 1}}).to_summary()[POS]
-    b = Marker("f", {}, {"k": {"0": 1, "1": 2}}).to_summary()[POS]
+    a = Marker("f", {}, {"k": {"1": 2, "0": 1}}).to_summary()[MarkerKeys.POS]
+    b = Marker("f", {}, {"k": {"0": 1, "1": 2}}).to_summary()[MarkerKeys.POS]
     assert a == b
     assert same_position({"k": {"0": 1, "1": 2}}, {"k": {"1": 2, "0": 1}})
     assert not same_position({"k": {"0": 1}}, {"k": {"0": 2}})

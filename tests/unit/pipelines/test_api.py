@@ -149,13 +149,15 @@ def test_create_auto_cdc_flow_defaults(registry: GraphRegistry) -> None:
 
 
 class _FakeColumn:
-    """Looks like a pyspark Column to repr()."""
+    """Stands in for a pyspark Column here (no Spark in unit tests): its JVM expression.
+    tests/integration/pipelines/test_api_columns.py passes real Columns."""
 
     def __init__(self, sql: str) -> None:
+        self._jc = self
         self.sql = sql
 
-    def __repr__(self) -> str:
-        return f"Column<'{self.sql}'>"
+    def toString(self) -> str:
+        return self.sql
 
 
 def test_create_auto_cdc_flow_all_arguments(registry: GraphRegistry) -> None:

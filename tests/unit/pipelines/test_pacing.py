@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from icetide.engine.pacing import (
-    MODE_KEY,
-    TARGET_KEY,
-    WARN_KEY,
-    FreshnessPacer,
-    FreshnessTarget,
-    once_summary,
-)
+from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.quality import expectation_counts
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.model.keys import MarkerExtra
 from icetide.pipelines.spec import PipelineDefaults, TableSpec
+
+MODE_KEY = MarkerExtra.FRESHNESS_MODE
+TARGET_KEY = MarkerExtra.FRESHNESS_TARGET_MS
+WARN_KEY = MarkerExtra.FRESHNESS_WARN_MS
 
 
 def _loop() -> FlowLoop:

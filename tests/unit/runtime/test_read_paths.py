@@ -12,8 +12,8 @@ from icetide.query.duckdb_path import (
     connect,
     extension_file,
     local_metadata_path,
-    qualified_names,
     referenced_tables,
+    table_refs,
 )
 from icetide.runtime.hadoop_tables import HadoopDirCatalog, current_metadata_file, local_path
 
@@ -77,13 +77,17 @@ def test_duckdb_extensions_load_offline() -> None:
     assert {"avro", "iceberg"} <= {r[0] for r in loaded}
 
 
-def test_qualified_names_are_the_fast_path_candidates() -> None:
-    query = ('SELECT c.uid, count(*) FROM lake.ods_behavior.ClickEvent c '
-             'JOIN "dim_db"."products" p ON c.productId = p.productId')
-    assert qualified_names(query) == {
-        ("lake", "ods_behavior"), ("ods_behavior", "clickevent"), ("dim_db", "products"),
-        ("c", "uid"), ("c", "productid"), ("p", "productid")}
-    assert qualified_names("select 1.5, count(*) from t") == {("1", "5")}
+def test_table_refs_are_the_tables_a_query_reads() -> None:
+    query = ('WITH recent AS (SELECT * FROM dws.Views) '
+             'SELECT c.uid, count(*) FROM lake.ods_behavior.ClickEvent c '
+             'JOIN "dim_db"."products" p ON c.productId = p.productId JOIN recent r ON true '
+             'JOIN (SELECT * FROM users) u ON true')
+    assert table_refs(query) == {("ods_behavior", "clickevent"), ("dim_db", "products"),
+                                 ("dws", "views"), ("users",)}
+    assert table_refs("select 1.5, count(*) from t") == {("t",)}
+    assert table_refs("select * from range(3) r") == set()  # a table function
+    # what sqlglot cannot parse: every name in it, for DuckDB to judge
+    assert table_refs("select * from ((( db.clicks") == {("db",), ("clicks",)}
 
 
 def test_referenced_tables_and_paths() -> None:

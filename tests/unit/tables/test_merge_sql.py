@@ -21,12 +21,10 @@ from icetide.tables.merge_engines import (
 )
 from icetide.tables.merge_sql import (
     DEL,
-    MergePlan,
     MergeSpec,
     collapse_sql,
     compile_merge,
     merge_sql,
-    plan_merge,
 )
 
 T = "`lake`.`db`.`t`"
@@ -158,13 +156,12 @@ def test_aggregation_without_order_when_functions_are_order_free() -> None:
         merge_sql(aggregation(a="sum"), spec(ordinal_column=None))
 
 
-def test_collapsed_view_and_plan() -> None:
+def test_collapsed_view() -> None:
     sql = merge_sql("deduplicate", spec(), collapsed_view="db.`my collapsed`")
     assert "USING `db`.`my collapsed` AS s" in sql and "row_number" not in sql
-    plan = plan_merge({"engine": "deduplicate", "sequence_field": "ts"}, spec())
-    assert isinstance(plan, MergePlan)
-    assert plan.collapse_sql in plan.merge_sql
-    assert plan.merge_sql == merge_sql(Deduplicate("ts"), spec())
+    embedded = merge_sql({"engine": "deduplicate", "sequence_field": "ts"}, spec())
+    assert embedded == merge_sql(Deduplicate("ts"), spec())
+    assert collapse_sql(Deduplicate("ts"), spec()) in embedded
 
 
 def test_odd_identifiers_are_quoted_everywhere() -> None:

@@ -23,17 +23,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
-from icetide.cdc.apply import (
-    ANCHOR_PROPERTY,
-    FLOW_PROPERTY,
-    SOURCE_PROPERTY,
-    UPSTREAM_PROPERTY,
-    CdcApply,
-    CdcSink,
-    CdcSource,
-    CdcTarget,
-    TableSource,
-)
+from icetide.cdc.apply import CdcApply, CdcSink, CdcSource, CdcTarget, TableSource
 from icetide.cdc.refs import CdcRef
 from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import META_COLUMNS, SEQUENCE_COLUMN
@@ -43,6 +33,7 @@ from icetide.errors import PipelineError
 from icetide.flows.loop import Flow
 from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.sinks import MergeSink
+from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import FlowSpec, TableSpec
 from icetide.sources.debezium.source import DebeziumSource
 from icetide.sources.mysql.declared import MySqlDeclaration
@@ -131,8 +122,8 @@ def create_target(ctx: CompileContext, spec: FlowSpec, source_key: str, ident: s
 
 def _tag(spark: SparkSession, ident: str, flow: str, anchor: str, source_key: str,
          upstream: str) -> None:
-    props = {FLOW_PROPERTY: flow, ANCHOR_PROPERTY: anchor, SOURCE_PROPERTY: source_key,
-             UPSTREAM_PROPERTY: upstream}
+    props = {TableProperties.CDC_FLOW: flow, TableProperties.CDC_ANCHOR: anchor,
+             TableProperties.CDC_SOURCE: source_key, TableProperties.CDC_UPSTREAM: upstream}
     current = spark.sql(f"SHOW TBLPROPERTIES {quote_qualified(ident)}").collect()
     have = {r[0]: r[1] for r in current}
     if all(have.get(k) == v for k, v in props.items()):

@@ -30,6 +30,7 @@ from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
 from icetide.flows.loop import Flow
 from icetide.lake.sinks import OverwriteSink
+from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import FlowSpec, call_query, parse_seconds
 from icetide.sources.refresh import SnapshotIdsSource
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REFRESH_INTERVAL_PROPERTY = "icetide.refresh-interval"
 
 
 @dataclass
@@ -63,8 +63,8 @@ class PinnedBatchContext(BatchContext):
 
 def _refresh_interval(ctx: CompileContext, spec: FlowSpec) -> float:
     props = ctx.graph.table(spec.target).table_properties
-    raw = props.get(REFRESH_INTERVAL_PROPERTY)
-    return 0.0 if raw is None else parse_seconds(raw, REFRESH_INTERVAL_PROPERTY) or 0.0
+    raw = props.get(TableProperties.REFRESH_INTERVAL)
+    return 0.0 if raw is None else parse_seconds(raw, TableProperties.REFRESH_INTERVAL) or 0.0
 
 
 def compile_materialized_view(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:

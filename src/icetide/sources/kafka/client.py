@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from icetide.errors import SourceUnavailableError
-from icetide.runtime.interrupt import pause
+from icetide.runtime.retry import Failure, backoff, patience, retrying
 
 if TYPE_CHECKING:
     from icetide.config import KafkaConfig
@@ -70,10 +69,6 @@ class RetryPolicy:
     max_backoff: float = 30.0
     patience: float | None = None
 
-    def delays(self) -> Callable[[int], float]:
-        """Backoff before attempt ``n`` (1-based count of failures so far)."""
-        return lambda n: min(self.max_backoff, self.initial * (2 ** (n - 1)))
-
 
 def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPolicy) -> T:
     """Call ``fn``; on ``KafkaException`` wait with exponential backoff and call it again.
@@ -83,23 +78,17 @@ def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPoli
     """
     from confluent_kafka import KafkaException
 
-    began = time.monotonic()
-    delay = policy.delays()
-    failures = 0
-    while True:
-        try:
-            return fn()
-        except KafkaException as exc:
-            failures += 1
-            waited = time.monotonic() - began
-            wait = delay(failures)
-            if policy.patience is not None and waited + wait > policy.patience:
-                raise SourceUnavailableError(
-                    f"Kafka at {bootstrap} unreachable while trying to {what}: {exc} "
-                    f"({failures} attempts over {waited:.1f}s). Check that the broker runs "
-                    "(`icetide broker start` for the embedded one) and kafka.bootstrap; "
-                    "kafka.retry_timeout (ICETIDE_KAFKA__RETRY_TIMEOUT) sets how long to wait"
-                ) from exc
-            log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs", bootstrap, what,
-                        exc, failures, wait)
-            pause(wait)
+    def give_up(failure: Failure) -> SourceUnavailableError:
+        return SourceUnavailableError(
+            f"Kafka at {bootstrap} unreachable while trying to {what}: {failure.error} "
+            f"({failure.attempts} attempts over {failure.waited:.1f}s). Check that the broker "
+            "runs (`icetide broker start` for the embedded one) and kafka.bootstrap; "
+            "kafka.retry_timeout (ICETIDE_KAFKA__RETRY_TIMEOUT) sets how long to wait")
+
+    def on_retry(failure: Failure, wait: float) -> None:
+        log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs", bootstrap, what,
+                    failure.error, failure.attempts, wait)
+
+    retry = retrying(KafkaException, wait=backoff(policy.initial, policy.max_backoff),
+                     stop=patience(policy.patience), give_up=give_up, on_retry=on_retry)
+    return retry(fn)

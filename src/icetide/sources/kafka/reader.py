@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
+from tenacity import Retrying
 
 from icetide.errors import OffsetOutOfRangeError, SourceError
+from icetide.runtime.retry import Failure, backoff, patience, restart, retrying
 from icetide.sources.kafka.arrow_decode import JsonDecoder
 from icetide.sources.kafka.client import BULK_READ, consumer_config
 
@@ -139,22 +141,39 @@ class _SliceCursor:
         self.cfg = cfg
         self.piece = piece
         self.next = piece.start
-        self.failing_since: float | None = None  # first failure since the last progress
-        self.failures = 0
+        self.progressed = False  # read messages since the last failure
         self.gaps = 0
         self.consumer: Any = None
 
     def run(self) -> Iterator[pa.RecordBatch]:
         try:
-            while self.next < self.piece.end:
-                try:
+            for attempt in self._retrying():
+                with attempt:
                     yield from self._consume()
-                except _Transient as exc:
-                    self._backoff(exc)
+                if self.progressed:  # failed after progress: back off afresh from here
+                    restart(attempt)
+                    self.progressed = False
         finally:
             self._close()
         if self.gaps:
             log.info("%s: %d offsets absent (compaction/markers)", self._where(), self.gaps)
+
+    def _retrying(self) -> Retrying:
+        """Reconnect on transient errors; give up after ``patience`` without progress."""
+
+        def give_up(failure: Failure) -> SourceError:
+            return SourceError(
+                f"{self._where()}: gave up at offset {self.next} after {failure.attempts} "
+                f"attempts over {failure.waited:.0f}s ({failure.error}); check the broker "
+                f"at {self.cfg.bootstrap}")
+
+        def on_retry(failure: Failure, wait: float) -> None:
+            self._close()
+            log.warning("%s: %s at offset %d; reconnecting in %.1fs", self._where(),
+                        failure.error, self.next, wait)
+
+        return retrying(_Transient, wait=backoff(0.2, self.cfg.backoff_max),
+                        stop=patience(self.cfg.patience), give_up=give_up, on_retry=on_retry)
 
     def _where(self) -> str:
         p = self.piece
@@ -173,22 +192,6 @@ class _SliceCursor:
         if consumer is not None:
             consumer.close()
 
-    def _backoff(self, exc: Exception) -> None:
-        self._close()
-        self.failures += 1
-        if self.failing_since is None:
-            self.failing_since = time.monotonic()
-        elapsed = time.monotonic() - self.failing_since
-        wait = min(self.cfg.backoff_max, 0.2 * 2 ** (self.failures - 1))
-        if elapsed + wait > self.cfg.patience:
-            raise SourceError(
-                f"{self._where()}: gave up at offset {self.next} after {self.failures} "
-                f"attempts over {elapsed:.0f}s ({exc}); check the broker at {self.cfg.bootstrap}"
-            ) from exc
-        log.warning("%s: %s at offset %d; reconnecting in %.1fs", self._where(), exc,
-                    self.next, wait)
-        time.sleep(wait)
-
     def _consume(self) -> Iterator[pa.RecordBatch]:
         if self.consumer is None:
             self.consumer = self._open()
@@ -201,7 +204,7 @@ class _SliceCursor:
                 if msgs:
                     buffer.extend(msgs)
                     last_progress = time.monotonic()
-                    self.failures, self.failing_since = 0, None
+                    self.progressed = True
                     if len(buffer) >= self.cfg.batch_rows:
                         yield self._to_arrow(buffer)
                         buffer = []

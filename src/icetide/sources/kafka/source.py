@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from icetide.config import KafkaConfig, Settings
+from icetide.config import KafkaConfig
 from icetide.errors import SourceError
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
@@ -81,11 +81,6 @@ class KafkaSource(Source[KafkaPosition]):
                                       request_timeout)
         self.reader = reader or SliceReader(self.bootstrap, self.properties,
                                             backoff_max=kafka.retry_backoff_max)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, topic: str, **kwargs: Any) -> KafkaSource:
-        """A source configured by ``settings.kafka``."""
-        return cls(topic, settings.kafka, **kwargs)
 
     def _encode(self, offsets: Mapping[int, int]) -> KafkaPosition:
         """A position: offsets per partition plus the cluster they belong to."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from icetide.config import Settings
+from icetide.config import Duration, Settings
 from icetide.sources.mysql.declared import MySqlDeclaration
 from icetide.sources.mysql.snapshot import Method
 from icetide.sources.mysql.source import MySqlSourceConfig
@@ -43,11 +43,11 @@ class Config(SourceConfig):
     server_id: int | None = Field(default=None, ge=1)
     drop_policy: Literal["keep", "drop", "fail"] = "keep"
     snapshot_method: Method | None = None
-    max_view_age: float | None = Field(default=None, gt=0)
+    max_view_age: Duration | None = Field(default=None, gt=0)
     #: TLS to the server: ``required`` encrypts, ``verify`` also checks the certificate
     #: against ``tls_ca`` (a CA file) and the host name.
     #: Seconds an unreachable server is retried before ``--once`` fails (null: for ever).
-    retry_timeout: float | None = Field(default=300.0, gt=0)
+    retry_timeout: Duration | None = Field(default=300.0, gt=0)
     tls: Literal["disabled", "required", "verify"] = "disabled"
     tls_ca: str | None = None
 

@@ -42,7 +42,7 @@ from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError, SourceUnavailableError
 from icetide.model.positions import BinlogPositionJson
 from icetide.model.source import BatchRange, Source
-from icetide.runtime.interrupt import pause
+from icetide.runtime.retry import Failure, backoff, patience, retrying
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
 from icetide.sources.mysql.filters import TableFilter
@@ -127,25 +127,29 @@ def connect_with_retry(config: MySqlSourceConfig, key: str) -> pymysql.Connectio
     """Connect as the CDC user; an unreachable server is retried with backoff for
     ``config.retry_timeout`` seconds, then :class:`SourceUnavailableError`."""
     where = f"{config.connection.get('host')}:{config.connection.get('port')}"
-    began, failures = time.monotonic(), 0
-    while True:
+
+    def connect() -> pymysql.Connection[Any]:
         try:
             return pymysql.connect(**{**config.connection, "autocommit": True})
         except pymysql.err.OperationalError as exc:
             if exc.args and exc.args[0] not in _UNREACHABLE:
                 raise SourceError(f"cannot connect to MySQL at {where} for source {key}: "
                                   f"{exc}; check host, port and credentials") from exc
-            failures += 1
-            wait = min(30.0, 0.2 * 2 ** (failures - 1))
-            waited = time.monotonic() - began
-            if config.retry_timeout is not None and waited + wait > config.retry_timeout:
-                raise SourceUnavailableError(
-                    f"MySQL at {where} unreachable for source {key}: {exc} ({failures} "
-                    f"attempts over {waited:.1f}s); check that it runs; the source's "
-                    "retry_timeout sets how long to wait") from exc
-            log.warning("MySQL at %s unreachable (%s); retry %d in %.1fs", where, exc,
-                        failures, wait)
-            pause(wait)
+            raise
+
+    def give_up(failure: Failure) -> SourceUnavailableError:
+        return SourceUnavailableError(
+            f"MySQL at {where} unreachable for source {key}: {failure.error} "
+            f"({failure.attempts} attempts over {failure.waited:.1f}s); check that it runs; "
+            "the source's retry_timeout sets how long to wait")
+
+    def on_retry(failure: Failure, wait: float) -> None:
+        log.warning("MySQL at %s unreachable (%s); retry %d in %.1fs", where, failure.error,
+                    failure.attempts, wait)
+
+    retry = retrying(pymysql.err.OperationalError, wait=backoff(0.2, 30.0),
+                     stop=patience(config.retry_timeout), give_up=give_up, on_retry=on_retry)
+    return retry(connect)
 
 
 class MySqlSource(Source[BinlogPositionJson]):

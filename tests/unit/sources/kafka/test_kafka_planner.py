@@ -8,7 +8,7 @@ import pytest
 
 from icetide.config import KafkaConfig
 from icetide.errors import OffsetOutOfRangeError, SourceError
-from icetide.sources.kafka.client import RetryPolicy, resolve_bootstrap
+from icetide.sources.kafka.client import resolve_bootstrap
 from icetide.sources.kafka.planner import (
     compute_lag,
     encode_position,
@@ -175,9 +175,7 @@ def test_long_slices_keep_a_task_each() -> None:
     assert _loads(pack_slices(halves, slots=2, slice_size=250_000)) == [250_000, 250_000]
 
 
-def test_resolve_bootstrap_and_backoff() -> None:
+def test_resolve_bootstrap() -> None:
     assert resolve_bootstrap(KafkaConfig()) == "127.0.0.1:9092"
     assert resolve_bootstrap(KafkaConfig(bootstrap="k:1")) == "k:1"
     assert resolve_bootstrap(KafkaConfig(bootstrap="k:1"), "o:2") == "o:2"
-    delays = RetryPolicy(initial=0.5, max_backoff=3.0).delays()
-    assert [delays(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 3.0, 3.0]

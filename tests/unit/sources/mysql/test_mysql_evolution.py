@@ -51,6 +51,14 @@ def diff(new_rows: list[tuple[str, str, str]], ddl: str = "", policy: DropPolicy
         ("TRUNCATE y", "truncate", ["user_db.y"]),
         ("CREATE INDEX i ON t (a)", "other", []),
         ("GRANT SELECT ON *.* TO u", "other", []),
+        # MariaDB syntax sqlglot's MySQL dialect does not parse: read from its tokens
+        ("ALTER IGNORE TABLE `t` ADD y INT", "alter", ["user_db.t"]),
+        ("DROP TABLES IF EXISTS a, x.b", "drop", ["user_db.a", "x.b"]),
+        ("RENAME TABLES `a``x` TO x.b, `c,d` TO e", "rename",
+         ["user_db.a`x", "x.b", "user_db.c,d", "user_db.e"]),
+        ("CREATE OR REPLACE TABLE t (k INT PRIMARY KEY)", "create", ["user_db.t"]),
+        ("DROP VIEW v", "other", []),
+        ("CREATE DATABASE y", "other", []),
     ],
 )
 def test_classify_ddl(sql: str, kind: str, tables: list[str]) -> None:
@@ -62,6 +70,8 @@ def test_parse_renames() -> None:
         "memberLevel": "member_level"}
     assert parse_renames("alter table t change column a b bigint, change c c int") == {"a": "b"}
     assert parse_renames("alter table t add column a int") == {}
+    assert parse_renames("ALTER ONLINE TABLE t ADD COLUMN IF NOT EXISTS x INT, "
+                         "CHANGE COLUMN IF EXISTS `a``b` c INT # moved") == {"a`b": "c"}
 
 
 def test_no_change_no_action() -> None:

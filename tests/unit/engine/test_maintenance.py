@@ -1,8 +1,8 @@
-"""Upkeep's schedule of first passes (no JVM)."""
+"""MaintenanceSchedule's schedule of first passes (no JVM)."""
 
 from __future__ import annotations
 
-from icetide.engine.upkeep import staggered
+from icetide.engine.maintenance import staggered
 
 
 def test_first_passes_are_spread_over_the_first_interval_not_all_due_at_once() -> None:

@@ -1,4 +1,4 @@
-"""Upkeep policy and the consumers' retention floor."""
+"""MaintenanceSchedule policy and the consumers' retention floor."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from icetide.config import MaintenanceConfig, load_settings
 from icetide.errors import ConfigError, MaintenanceError
-from icetide.tables.upkeep import (
+from icetide.tables.maintenance import (
     FlowMark,
     compaction_options,
     delete_rewrite_options,

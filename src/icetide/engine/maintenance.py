@@ -1,4 +1,4 @@
-"""Upkeep of the tables a continuous run writes: which are due, one pass on one.
+"""Maintenance of the tables a continuous run writes: which are due, one pass on one.
 
 The scheduler's API: ``due(now)`` lists the tables whose policy ``interval`` elapsed,
 ``run(table)`` does one maintenance pass (conflicts with the run's own writers are
@@ -55,7 +55,7 @@ def staggered(tables: list[str], started: float,
     return {t: started + interval(t) * (k + 1) / n for k, t in enumerate(tables)}
 
 
-class Upkeep:
+class MaintenanceSchedule:
     """Maintenance of the tables ``run``'s flows write, each on its own interval."""
 
     def __init__(self, spark: SparkSession, run: PipelineRun,

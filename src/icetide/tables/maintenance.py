@@ -1,4 +1,4 @@
-"""Table upkeep policy and the consumers' retention floor (pure, no JVM).
+"""Table maintenance policy and the consumers' retention floor (pure, no JVM).
 
 The policy of one table is ``maintenance:`` of the configuration overlaid with the
 table's properties ``icetide.maintenance.<key>`` (so it travels with the table and
@@ -17,13 +17,10 @@ from pydantic import ValidationError
 
 from icetide.config import MaintenanceConfig
 from icetide.errors import MaintenanceError, PipelineError
+from icetide.model.keys import TableProperties
 
-#: Table-property prefix of per-table overrides of ``maintenance.<key>``.
-PROPERTY_PREFIX = "icetide.maintenance."
-#: Snapshot-summary / table property naming the kind of an icetide maintenance commit.
-MAINTENANCE_PROP = "icetide.maintenance"
-#: Table property holding the last pass (JSON: at, actions, files before/after).
-LAST_PASS_PROP = "icetide.maintenance-last"
+PROPERTY_PREFIX = TableProperties.MAINTENANCE_PREFIX
+
 ICEBERG_KEY = "iceberg:"
 
 
