@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from rich import box
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from icetide.app.status import TableStatus
@@ -115,3 +116,19 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
                       _seconds(row.batch_s),
                       "-" if row.dead_letters is None else str(row.dead_letters))
     return table
+
+
+def print_uncut(console: Console, renderable: RenderableType) -> None:
+    """Print ``renderable`` on ``console``: as wide as the terminal on a terminal, else
+    (a pipe, a log file) as wide as it needs, so no number or name is cut to fit 80
+    columns and no line is padded beyond its content."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    saved = console.width
+    needed = console.measure(renderable, options=console.options.update_width(100_000))
+    console.width = max(saved, needed.maximum)
+    try:
+        console.print(renderable)
+    finally:
+        console.width = saved
