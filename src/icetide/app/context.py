@@ -94,8 +94,9 @@ class Context:
     def pipeline_run(self, flows: Sequence[str] = (),
                      trigger_interval: float | None = None) -> PipelineRun:
         """A run of the pipeline's flows (a context manager), for callers that drive it."""
-        from icetide.engine.run import PipelineRun
+        from icetide.engine.run import PipelineRun, select_flows
 
+        select_flows(self.graph, flows)  # a misspelt --flow is refused before Spark starts
         return PipelineRun(self.spark, self.settings, self.graph, only=flows,
                            trigger_interval=trigger_interval)
 

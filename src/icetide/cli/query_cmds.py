@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
+from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError
 from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
@@ -62,14 +63,14 @@ def cli_errors() -> Iterator[None]:
     try:
         yield
     except IcetideError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise CliError(str(exc)) from exc
     except duckdb.Error as exc:  # whole: its later lines point at the bad spot in the query
-        raise click.ClickException(f"DuckDB: {str(exc).strip()}") from exc
+        raise CliError(f"DuckDB: {str(exc).strip()}") from exc
     except Exception as exc:
         message = _spark_error(exc)
         if message is None:
             raise
-        raise click.ClickException(f"Spark: {message}") from exc
+        raise CliError(f"Spark: {message}") from exc
 
 
 def _cell(value: Any) -> str:
