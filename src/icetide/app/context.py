@@ -124,18 +124,23 @@ class Context:
     # -- the lake --------------------------------------------------------------------
     def status(self, *, lag: bool = True) -> list[TableStatus]:
         """Per table: last commit, freshness vs target, dead letters, expectations, lag.
-        The pipeline's tables when the context has one, else every table. No JVM."""
+        The pipeline's tables and the lake's tables its code reads (``dp.read``) when the
+        context has one, else every table. No JVM."""
         from icetide.app.lag import LagProbes, pipeline_sources
+        from icetide.app.scope import read_tables
         from icetide.app.status import collect_status, pipeline_scope
 
-        tables, targets, sources = None, None, {}
+        tables, targets, sources, inputs = None, None, {}, set()
         if self.pipeline_dir is not None:
-            tables, targets = pipeline_scope(self.graph)
+            declared, targets = pipeline_scope(self.graph)
+            inputs = set(read_tables(self.graph)) - set(declared)
+            tables = sorted({*declared, *inputs})
             sources = pipeline_sources(self.graph, self.settings)
         probes = LagProbes(self.settings, self.catalog, sources) if lag else None
         try:
-            return collect_status(self.catalog, tables, targets=targets, lag=probes,
+            rows = collect_status(self.catalog, tables, targets=targets, lag=probes,
                                   running=self._running_probe())
+            return [r for r in rows if r.exists or r.table not in inputs]
         finally:
             if probes is not None:
                 probes.close()
@@ -243,9 +248,15 @@ class Context:
         return collect_dashboard(self.catalog, rows, graph)
 
     def dead_letters(self, table: str, limit: int = 20) -> list[DeadLetter]:
-        """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM)."""
-        from icetide.app.dashboard import dead_letters_query, to_dead_letters
+        """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM); any
+        other table is refused (TableError naming the dead-letter tables)."""
+        from icetide.app.dashboard import (
+            check_dead_letter_table,
+            dead_letters_query,
+            to_dead_letters,
+        )
 
+        check_dead_letter_table(self.catalog, table)
         result = self.sql(dead_letters_query(table, limit), engine="duckdb")
         return to_dead_letters(result.rows)
 

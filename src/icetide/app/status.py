@@ -92,7 +92,8 @@ class TableStorage:
     avg_file_bytes: int | None = None
     delete_files: int | None = None
     snapshots: int = 0
-    #: When ``icetide maintain`` or a run's upkeep last passed over it (epoch ms).
+    #: When ``icetide maintain`` or a run's upkeep last passed over it, or a compaction
+    #: (a ``replace`` commit, e.g. by ``icetide call``) last rewrote it (epoch ms).
     last_maintenance_ms: int | None = None
 
 
@@ -107,14 +108,24 @@ def table_storage(table: Table) -> TableStorage:
         return int(value) if value not in (None, "") else None
 
     files, size = number("total-data-files"), number("total-files-size")
-    try:
-        last = json.loads(table.properties.get(LAST_PASS_PROP, "{}")).get("at_ms")
-    except (ValueError, AttributeError):
-        last = None
     return TableStorage(
         data_files=files, avg_file_bytes=size // files if files and size is not None else None,
         delete_files=number("total-delete-files"), snapshots=len(table.metadata.snapshots),
-        last_maintenance_ms=int(last) if isinstance(last, int | float) else None)
+        last_maintenance_ms=_last_maintenance(table))
+
+
+def _last_maintenance(table: Table) -> int | None:
+    """The newer of icetide's last maintenance pass (``icetide maintain``, a run's upkeep)
+    and the newest rewrite commit (operation ``replace``: a compaction, also one run by
+    hand with ``icetide call system.rewrite_data_files(...)``)."""
+    try:
+        recorded = json.loads(table.properties.get(LAST_PASS_PROP, "{}")).get("at_ms")
+    except (ValueError, AttributeError):
+        recorded = None
+    times = [int(recorded)] if isinstance(recorded, int | float) else []
+    times += [s.timestamp_ms for s in table.metadata.snapshots
+              if s.summary is not None and s.summary.operation.value == "replace"]
+    return max(times, default=None)
 
 
 @dataclass
