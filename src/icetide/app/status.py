@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
@@ -283,6 +283,33 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
         out.append(table_status(name, table, declared=(targets or {}).get(name), lag=lag,
                                 now_ms=now_ms, running=probe))
     return out
+
+
+def collect_lags(catalog: ReadCatalog, tables: Sequence[str] | None, probe: LagProbe
+                 ) -> dict[str, tuple[SourceLag, ...]]:
+    """Source lag per table (``db.table``; default: every table), alone: the part of a
+    status that asks the sources, which a page fetches apart (a broker that is down
+    answers only when its client gives up)."""
+    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
+    found: dict[str, tuple[SourceLag, ...]] = {}
+    for name in names:
+        try:
+            table = catalog.load_table(tuple(name.split(".")))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            continue
+        found[name] = _lag(read_markers(table), probe)
+    return found
+
+
+def with_lag(row: TableStatus, lags: Sequence[SourceLag]) -> TableStatus:
+    """``row`` (read without lag) with the source lag ``lags``, judged again as
+    :func:`table_status` would have judged it with them."""
+    if not row.exists:
+        return row
+    pending = _pending(lags)
+    target = FreshnessTarget(row.target_s, row.warn_s)
+    return replace(row, lag=tuple(lags), pending=pending,
+                   state=_judge(row.freshness_s, row.achieved_s, target, row.activity, pending))
 
 
 def pipeline_scope(graph: PipelineGraph) -> tuple[list[str], dict[str, FreshnessTarget]]:

@@ -40,4 +40,8 @@ def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag
     server = make_server(ctx, bind_host, bind_port, options)
     hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
     click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
-    server.run()
+    try:
+        server.run()  # Ctrl-C / SIGTERM: open pages' event streams end, then it returns
+    except KeyboardInterrupt:  # uvicorn raises the signal again once it has stopped
+        pass
+    click.echo("dashboard stopped", err=True)
