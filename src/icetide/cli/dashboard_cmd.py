@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -40,8 +41,8 @@ def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag
     server = make_server(ctx, bind_host, bind_port, options)
     hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
     click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
-    try:
-        server.run()  # Ctrl-C / SIGTERM: open pages' event streams end, then it returns
-    except KeyboardInterrupt:  # uvicorn raises the signal again once it has stopped
-        pass
+    # Ctrl-C / SIGTERM: open pages' event streams end, the server returns, and uvicorn
+    # raises the signal again once it has stopped
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
     click.echo("dashboard stopped", err=True)
