@@ -75,6 +75,14 @@ class RetryPolicy:
         return lambda n: min(self.max_backoff, self.initial * (2 ** (n - 1)))
 
 
+def patience_text(patience: float | None) -> str:
+    """How long a retry loop with ``patience`` keeps trying, for its first warning."""
+    if patience is None:
+        return "retrying with backoff until it answers (Ctrl-C to stop)"
+    return (f"retrying with backoff for up to {patience:g}s before reporting it unavailable "
+            "(kafka.retry_timeout, ICETIDE_KAFKA__RETRY_TIMEOUT)")
+
+
 def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPolicy) -> T:
     """Call ``fn``; on ``KafkaException`` wait with exponential backoff and call it again.
 
@@ -100,6 +108,10 @@ def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPoli
                     "(`icetide broker start` for the embedded one) and kafka.bootstrap; "
                     "kafka.retry_timeout (ICETIDE_KAFKA__RETRY_TIMEOUT) sets how long to wait"
                 ) from exc
-            log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs", bootstrap, what,
-                        exc, failures, wait)
+            if failures == 1:  # up front: how long this will go on
+                log.warning("Kafka at %s: %s failed (%s); %s", bootstrap, what, exc,
+                            patience_text(policy.patience))
+            else:
+                log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs (%.0fs so far)",
+                            bootstrap, what, exc, failures, wait, waited)
             pause(wait)
