@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,10 +18,12 @@ from typing import Any, TypeVar, cast
 
 import click
 import duckdb
+from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
+from icetide.cli.hints import duckdb_hint
 from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError
@@ -118,12 +121,18 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
 
     Tables are named namespace.table (or catalog.namespace.table).
     """
+    started = time.perf_counter()
     with cli_errors():
         result = context_from(config_path).sql(query, engine=cast(Engine, engine),
                                                limit=limit or None)
     emit(result.columns, result.rows, fmt)
     if result.truncated:
         click.echo(f"(showing the first {limit} rows; use --limit 0 for all)", err=True)
+    defaulted = click.get_current_context().get_parameter_source("engine")
+    if fmt == "table" and defaulted == ParameterSource.DEFAULT:  # a person reads it
+        hint = duckdb_hint(query, time.perf_counter() - started)
+        if hint is not None:
+            click.echo(hint, err=True)
 
 
 @click.command("tables")
