@@ -125,16 +125,7 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
         return Response(await feed.get(), media_type="application/json")
 
     async def events(request: Request) -> Response:
-        shutdown = anyio.Event()  # set when the server stops: the stream ends cleanly
-
-        async def stream() -> AsyncIterator[dict[str, str]]:
-            while not shutdown.is_set():
-                yield {"event": "state", "data": await feed.get()}
-                with anyio.move_on_after(options.refresh):
-                    await shutdown.wait()
-
-        return EventSourceResponse(stream(), ping=15, shutdown_event=shutdown,
-                                   shutdown_grace_period=SHUTDOWN_GRACE_S)
+        return _event_stream(feed, options.refresh)
 
     async def dead_letters(request: Request) -> Response:
         table = request.query_params.get("table", "")
@@ -156,6 +147,21 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
             Route("/api/dead-letters", dead_letters), Route("/api/query", query,
                                                             methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
+
+
+def _event_stream(feed: StateFeed, refresh: float) -> EventSourceResponse:
+    """The page's data every ``refresh`` seconds; it ends (a complete response) when the
+    server stops, so Ctrl-C with pages open is a clean stop."""
+    shutdown = anyio.Event()  # set by sse-starlette when the server is asked to exit
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        while not shutdown.is_set():
+            yield {"event": "state", "data": await feed.get()}
+            with anyio.move_on_after(refresh):
+                await shutdown.wait()
+
+    return EventSourceResponse(stream(), ping=15, shutdown_event=shutdown,
+                               shutdown_grace_period=SHUTDOWN_GRACE_S)
 
 
 def _bounded(value: object, default: int, most: int) -> int:

@@ -201,8 +201,7 @@ def test_the_dashboard_shows_status_live_and_answers_queries(
         expect(page.locator(f'tr[data-table="{TABLE}"]')).to_be_visible(timeout=30_000)
         expect(page.locator(f'tr[data-table="{DIM}"]')).to_be_visible()
         expect(page.locator(f'[data-layer="CDC dimensions"] [data-node="{DIM}"]')).to_be_visible()
-        rows = {r.table: r for r in ctx.status()}
-        row = rows[TABLE]
+        row = {r.table: r for r in ctx.status()}[TABLE]
         expected = _status_json(icetide_settings, folder, tmp_path)
         assert row.rows_total == expected["rows_total"]
         assert [lag.behind for lag in row.lag] == [30]
