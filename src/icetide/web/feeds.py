@@ -29,8 +29,8 @@ Lags = Mapping[str, Sequence[SourceLag]]
 
 
 class LagFeed:
-    """Source lag per table, fetched in a daemon thread at most once per ``refresh``
-    seconds; :meth:`latest` never waits for it."""
+    """Source lag per table, fetched in a daemon thread (:meth:`poke`) at most once per
+    ``refresh`` seconds; :meth:`latest` never waits for it."""
 
     def __init__(self, fetch: Callable[[], Lags], refresh: float) -> None:
         self.fetch, self.refresh = fetch, refresh
@@ -42,8 +42,14 @@ class LagFeed:
         self._thread: threading.Thread | None = None
 
     def latest(self) -> tuple[Lags | None, dict[str, Any]]:
-        """The newest lag (None: none fetched yet) and how it stands, for the page;
-        starts a fetch when the last one is older than ``refresh`` and none runs."""
+        """The newest lag (None: none fetched yet) and how it stands, for the page."""
+        with self._lock:
+            info: dict[str, Any] = {"state": "pending" if self._lags is None else "ready",
+                                    "fetched_ms": self._fetched_ms, "error": self._error}
+            return self._lags, info
+
+    def poke(self) -> None:
+        """Start a fetch when the last one began ``refresh`` seconds ago and none runs."""
         with self._lock:
             idle = self._thread is None or not self._thread.is_alive()
             if idle and time.monotonic() - self._started >= self.refresh:
@@ -51,9 +57,6 @@ class LagFeed:
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="icetide-dashboard-lag")
                 self._thread.start()
-            info: dict[str, Any] = {"state": "pending" if self._lags is None else "ready",
-                                    "fetched_ms": self._fetched_ms, "error": self._error}
-            return self._lags, info
 
     def _run(self) -> None:
         try:
@@ -90,6 +93,8 @@ class StateFeed:
             log.exception("reading the dashboard's data failed")
             state = {"error": f"reading the lake failed: {type(exc).__name__}: {exc}",
                      "generated_ms": int(time.time() * 1000)}
+        if self.lags is not None:  # after the state: the context's pipeline is loaded once
+            self.lags.poke()
         return json.dumps(state, default=str)
 
     async def get(self) -> str:
