@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 from pathlib import Path
 
 import click
@@ -42,7 +43,8 @@ def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag
     hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
     click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
     # Ctrl-C / SIGTERM: open pages' event streams end, the server returns, and uvicorn
-    # raises the signal again once it has stopped
+    # raises the signal again once it has stopped: by then it only means "stopped"
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     with contextlib.suppress(KeyboardInterrupt):
         server.run()
     click.echo("dashboard stopped", err=True)
