@@ -6,6 +6,14 @@ Every message names the bad value and says how to fix it. The CLI prints
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+
+def listed(names: Iterable[object]) -> str:
+    """``a, b, c`` for a message (never a Python list's brackets and quotes); ``(none)``
+    when empty."""
+    return ", ".join(str(n) for n in names) or "(none)"
+
 
 class IcetideError(Exception):
     """Base class of every error icetide raises on purpose."""

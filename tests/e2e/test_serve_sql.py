@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 from icetide.config import Settings
 from icetide.devkit.embedded.process import free_port
+from icetide.runtime.jars import pyspark_jars_dir
 
 pytestmark = pytest.mark.spark
 
@@ -83,3 +84,40 @@ def test_cli_serves_the_lake_with_a_password_until_sigterm(
     assert "SQL server stopped" in err
     assert "cli-s3cret" not in out + err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["icetide.yaml", "pipe"]  # nothing new
+
+
+def _beeline(url: str, query: str) -> subprocess.CompletedProcess[str]:
+    spark_home = pyspark_jars_dir().parent
+    return subprocess.run([str(spark_home / "bin" / "beeline"), "-u", url,  # not --silent:
+                           "--outputformat=csv2", "-e", query],  # it asks for the logs then
+                          capture_output=True, text=True, timeout=180, check=False,
+                          env={**os.environ, "SPARK_HOME": str(spark_home)})
+
+
+def test_a_beeline_query_leaves_the_server_quiet_and_a_failed_one_is_logged(
+        icetide_settings: Settings, tmp_path: Path) -> None:
+    """beeline asks for each statement's log, which the server does not keep: the server
+    printed two Java stack traces per query for it ("Couldn't find log associated with
+    operation handle"). Quiet unless something is wrong: a failed query is logged."""
+    config = tmp_path / "icetide.yaml"
+    config.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json",
+                                                                 exclude_none=True)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ICETIDE_SQL_SERVER")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    proc = subprocess.Popen([sys.executable, "-m", "icetide.cli", "serve", "sql", "--config",
+                             str(config), "--port", str(free_port())], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        url = _wait_for_url(proc)
+        done = _beeline(url, "select 6 * 7 AS answer")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "42" in done.stdout.split()
+        failed = _beeline(url, "select nosuchcolumn")
+        assert failed.returncode != 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-3000:]
+    assert "Couldn't find log" not in err, err[-3000:]
+    [logged] = [line for line in err.splitlines() if " ERROR " in line]
+    assert "SparkExecuteStatementOperation: Error executing query" in logged

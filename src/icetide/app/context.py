@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
     from icetide.app.catalog import CatalogService
     from icetide.app.dashboard import DashboardState, DeadLetter
     from icetide.app.jars import JarListing
+    from icetide.app.lag import LagProbes, SourceLag
     from icetide.app.status import TableStatus
     from icetide.cdc.reset import ResnapshotRequest
+    from icetide.engine.pacing import FreshnessTarget
     from icetide.engine.run import PipelineRun
     from icetide.flows.loop import BatchResult
     from icetide.maintenance import MaintenanceReport
@@ -95,8 +98,9 @@ class Context:
     def pipeline_run(self, flows: Sequence[str] = (),
                      trigger_interval: float | None = None) -> PipelineRun:
         """A run of the pipeline's flows (a context manager), for callers that drive it."""
-        from icetide.engine.run import PipelineRun
+        from icetide.engine.run import PipelineRun, select_flows
 
+        select_flows(self.graph, flows)  # a misspelt --flow is refused before Spark starts
         return PipelineRun(self.spark, self.settings, self.graph, only=flows,
                            trigger_interval=trigger_interval)
 
@@ -124,21 +128,53 @@ class Context:
     # -- the lake --------------------------------------------------------------------
     def status(self, *, lag: bool = True) -> list[TableStatus]:
         """Per table: last commit, freshness vs target, dead letters, expectations, lag.
-        The pipeline's tables when the context has one, else every table. No JVM."""
-        from icetide.app.lag import LagProbes, pipeline_sources
-        from icetide.app.status import collect_status, pipeline_scope
+        The pipeline's tables and the lake's tables its code reads (``dp.read``) when the
+        context has one, else every table. No JVM."""
+        from icetide.app.status import collect_status
 
-        tables, targets, sources = None, None, {}
-        if self.pipeline_dir is not None:
-            tables, targets = pipeline_scope(self.graph)
-            sources = pipeline_sources(self.graph, self.settings)
-        probes = LagProbes(self.settings, self.catalog, sources) if lag else None
-        try:
-            return collect_status(self.catalog, tables, targets=targets, lag=probes,
+        tables, targets, inputs = self._scope()
+        with self._lag_probes(lag) as probes:
+            rows = collect_status(self.catalog, tables, targets=targets, lag=probes,
                                   running=self._running_probe())
+        return [r for r in rows if r.exists or r.table not in inputs]
+
+    def source_lags(self) -> dict[str, tuple[SourceLag, ...]]:
+        """The source lag of :meth:`status`'s tables alone, by table (asks the sources:
+        seconds when a broker is down). No JVM."""
+        from icetide.app.status import collect_lags
+
+        tables, _, _ = self._scope()
+        with self._lag_probes(True) as probes:
+            assert probes is not None
+            return collect_lags(self.catalog, tables, probes)
+
+    def _scope(self) -> tuple[list[str] | None, dict[str, FreshnessTarget] | None, set[str]]:
+        """The tables of :meth:`status` (None: all), their targets, and which of them are
+        only read by the pipeline (shown when they exist)."""
+        from icetide.app.scope import read_tables
+        from icetide.app.status import pipeline_scope
+
+        if self.pipeline_dir is None:
+            return None, None, set()
+        declared, targets = pipeline_scope(self.graph)
+        inputs = set(read_tables(self.graph)) - set(declared)
+        return sorted({*declared, *inputs}), targets, inputs
+
+    @contextmanager
+    def _lag_probes(self, lag: bool) -> Iterator[LagProbes | None]:
+        """Lag probes knowing the pipeline's declared sources (closed after use)."""
+        from icetide.app.lag import LagProbes, pipeline_sources
+
+        if not lag:
+            yield None
+            return
+        sources = (pipeline_sources(self.graph, self.settings)
+                   if self.pipeline_dir is not None else {})
+        probes = LagProbes(self.settings, self.catalog, sources)
+        try:
+            yield probes
         finally:
-            if probes is not None:
-                probes.close()
+            probes.close()
             for src in sources.values():
                 src.close()
 
@@ -233,20 +269,32 @@ class Context:
         return self.sql(check_read_only(query), engine="duckdb", limit=limit, timeout=timeout)
 
     # -- the dashboard ---------------------------------------------------------------
-    def dashboard(self, *, lag: bool = True) -> DashboardState:
+    def dashboard(self, *, lag: bool = True,
+                  lags: Mapping[str, Sequence[SourceLag]] | None = None) -> DashboardState:
         """The live dashboard's data: :meth:`status` rows (the same numbers), each table's
-        last hour of commits, the DAG by layer, the dead-letter tables. No JVM."""
+        last hour of commits, the DAG by layer, the dead-letter tables. No JVM.
+        ``lags``: source lag fetched before (:meth:`source_lags`) instead of asking the
+        sources now; each row is judged with it as :meth:`status` would."""
         from icetide.app.dashboard import collect_dashboard
+        from icetide.app.status import with_lag
 
-        rows = self.status(lag=lag)
+        rows = self.status(lag=lag and lags is None)
+        if lags is not None:
+            rows = [with_lag(r, lags.get(r.table, ())) for r in rows]
         graph = self.graph if self.pipeline_dir is not None else None
         return collect_dashboard(self.catalog, rows, graph,
                                  catalog_address=self.catalog_service().address)
 
     def dead_letters(self, table: str, limit: int = 20) -> list[DeadLetter]:
-        """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM)."""
-        from icetide.app.dashboard import dead_letters_query, to_dead_letters
+        """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM); any
+        other table is refused (TableError naming the dead-letter tables)."""
+        from icetide.app.dashboard import (
+            check_dead_letter_table,
+            dead_letters_query,
+            to_dead_letters,
+        )
 
+        check_dead_letter_table(self.catalog, table)
         result = self.sql(dead_letters_query(table, limit), engine="duckdb")
         return to_dead_letters(result.rows)
 

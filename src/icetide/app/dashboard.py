@@ -23,7 +23,7 @@ from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
 from icetide.app.status import TableStatus, read_markers
-from icetide.errors import TableError
+from icetide.errors import TableError, listed
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.model.markers import Marker
 from icetide.pipelines.graph import PipelineGraph
@@ -281,6 +281,23 @@ def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
     name = graph.spec.name if graph is not None else None
     dag = build_dag(rows, activity, graph, catalog.name, {name for name, _ in dlq.values()})
     return DashboardState(now, name, tuple(rows), activity, dag, catalog_address)
+
+
+def check_dead_letter_table(catalog: ReadCatalog, table: str) -> None:
+    """Refuse ``table`` unless it is a dead-letter table, naming the ones there are."""
+    def refuse(why: str) -> TableError:
+        found = sorted({name for name, _ in dead_letter_tables(catalog).values()})
+        return TableError(f"{why}; dead-letter tables: {listed(found)} (e.g. "
+                          f"/api/dead-letters?table={found[0] if found else 'db.table_dlq'})")
+
+    if not _NAME.match(table):
+        raise refuse(f"dead-letter table {table!r} is not a name like 'ods.clicks_dlq'")
+    try:
+        loaded = catalog.load_table(tuple(table.split(".")))
+    except (NoSuchTableError, NoSuchNamespaceError, TableError):
+        raise refuse(f"no table {table} in catalog {catalog.name}") from None
+    if loaded.properties.get("comment") != DLQ_COMMENT:
+        raise refuse(f"{table} is not a dead-letter table")
 
 
 def dead_letters_query(table: str, limit: int) -> str:

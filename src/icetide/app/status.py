@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
@@ -91,7 +91,8 @@ class TableStorage:
     avg_file_bytes: int | None = None
     delete_files: int | None = None
     snapshots: int = 0
-    #: When ``icetide maintain`` or a run's maintenance last passed over it (epoch ms).
+    #: When ``icetide maintain`` or a run's upkeep last passed over it, or a compaction
+    #: (a ``replace`` commit, e.g. by ``icetide call``) last rewrote it (epoch ms).
     last_maintenance_ms: int | None = None
 
 
@@ -106,15 +107,25 @@ def table_storage(table: Table) -> TableStorage:
         return int(value) if value not in (None, "") else None
 
     files, size = number("total-data-files"), number("total-files-size")
-    try:
-        last_pass = table.properties.get(TableProperties.MAINTENANCE_LAST, "{}")
-        last = json.loads(last_pass).get("at_ms")
-    except (ValueError, AttributeError):
-        last = None
     return TableStorage(
         data_files=files, avg_file_bytes=size // files if files and size is not None else None,
         delete_files=number("total-delete-files"), snapshots=len(table.metadata.snapshots),
-        last_maintenance_ms=int(last) if isinstance(last, int | float) else None)
+        last_maintenance_ms=_last_maintenance(table))
+
+
+def _last_maintenance(table: Table) -> int | None:
+    """The newer of icetide's last maintenance pass (``icetide maintain``, a run's maintenance)
+    and the newest rewrite commit (operation ``replace``: a compaction, also one run by
+    hand with ``icetide call system.rewrite_data_files(...)``)."""
+    try:
+        last_pass = table.properties.get(TableProperties.MAINTENANCE_LAST, "{}")
+        recorded = json.loads(last_pass).get("at_ms")
+    except (ValueError, AttributeError):
+        recorded = None
+    times = [int(recorded)] if isinstance(recorded, int | float) else []
+    times += [s.timestamp_ms for s in table.metadata.snapshots
+              if s.summary is not None and s.summary.operation.value == "replace"]
+    return max(times, default=None)
 
 
 @dataclass
@@ -278,6 +289,33 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
         out.append(table_status(name, table, declared=(targets or {}).get(name), lag=lag,
                                 now_ms=now_ms, running=probe))
     return out
+
+
+def collect_lags(catalog: ReadCatalog, tables: Sequence[str] | None, probe: LagProbe
+                 ) -> dict[str, tuple[SourceLag, ...]]:
+    """Source lag per table (``db.table``; default: every table), alone: the part of a
+    status that asks the sources, which a page fetches apart (a broker that is down
+    answers only when its client gives up)."""
+    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
+    found: dict[str, tuple[SourceLag, ...]] = {}
+    for name in names:
+        try:
+            table = catalog.load_table(tuple(name.split(".")))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            continue
+        found[name] = _lag(read_markers(table), probe)
+    return found
+
+
+def with_lag(row: TableStatus, lags: Sequence[SourceLag]) -> TableStatus:
+    """``row`` (read without lag) with the source lag ``lags``, judged again as
+    :func:`table_status` would have judged it with them."""
+    if not row.exists:
+        return row
+    pending = _pending(lags)
+    target = FreshnessTarget(row.target_s, row.warn_s)
+    return replace(row, lag=tuple(lags), pending=pending,
+                   state=_judge(row.freshness_s, row.achieved_s, target, row.activity, pending))
 
 
 def pipeline_scope(graph: PipelineGraph) -> tuple[list[str], dict[str, FreshnessTarget]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 from pathlib import Path
 
 import click
@@ -40,4 +42,9 @@ def dashboard(pipeline_dir: Path | None, host: str | None, port: int | None, lag
     server = make_server(ctx, bind_host, bind_port, options)
     hint = "?token=$ICETIDE_DASHBOARD__TOKEN" if options.token else ""
     click.echo(f"icetide dashboard: {url_of(bind_host, bind_port)}{hint} (Ctrl-C to stop)")
-    server.run()
+    # Ctrl-C / SIGTERM: open pages' event streams end, the server returns, and uvicorn
+    # raises the signal again once it has stopped: by then it only means "stopped"
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    click.echo("dashboard stopped", err=True)

@@ -8,7 +8,7 @@ interrupted.
 
 from __future__ import annotations
 
-import click
+from icetide.cli.messages import CliError
 
 OK = 0
 PROBLEM = 1
@@ -16,7 +16,7 @@ REFUSED = 2
 INTERRUPTED = 130
 
 
-class Refused(click.ClickException):
+class Refused(CliError):
     """An :class:`~icetide.errors.IcetideError` shown as a one-line CLI error: exit code 2."""
 
     exit_code = REFUSED

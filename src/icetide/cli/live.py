@@ -4,7 +4,8 @@ Each refresh reads table metadata only (:func:`icetide.app.status.collect_status
 Spark job, no source lag), so it runs beside the flows without slowing them down: per
 table its live rows, last commit, data freshness against its target and dead letters
 (:func:`icetide.cli.render.live_table`). The title carries the demo's progress (phase,
-elapsed time, clicks produced, where the dimensions come from).
+elapsed time, clicks produced, where the dimensions come from). Piped or logged (no
+terminal), only the final table is printed, as wide as it needs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich.live import Live
 from rich.text import Text
 
 from icetide.app.status import collect_status
-from icetide.cli.render import live_table
+from icetide.cli.render import live_table, print_uncut
 from icetide.config import Settings
 from icetide.devkit.demo.report import DemoProgress
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
@@ -45,6 +46,7 @@ class LiveStatus:
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._last: RenderableType = Text("waiting for the first commit…")
+        self.console = console
         self.live = Live(console=console, get_renderable=self.render,
                          refresh_per_second=1 / interval, transient=False)
 
@@ -65,10 +67,14 @@ class LiveStatus:
             return self._last
 
     def __enter__(self) -> LiveStatus:
-        self.live.start(refresh=True)
+        if self.console.is_terminal:  # piped or logged: only the final table, once
+            self.live.start(refresh=True)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.live.refresh()
-        self.live.stop()
+        if self.console.is_terminal:
+            self.live.refresh()
+            self.live.stop()
+            return
+        print_uncut(self.console, self.render())  # never cut to 80 columns

@@ -15,6 +15,7 @@ import click
 
 from icetide import __version__
 from icetide.cli.exits import INTERRUPTED, REFUSED
+from icetide.cli.messages import echo_error, show_click_error
 from icetide.errors import IcetideError
 
 # command name → (module, attribute, one-line help)
@@ -90,10 +91,10 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo("aborted", err=True)
         sys.exit(INTERRUPTED)
     except click.ClickException as exc:
-        exc.show()
+        show_click_error(exc)
         sys.exit(exc.exit_code)
     except IcetideError as exc:
-        click.secho(f"error: {exc}", fg="red", err=True)
+        echo_error(str(exc))
         sys.exit(REFUSED)
     except KeyboardInterrupt:
         sys.exit(INTERRUPTED)

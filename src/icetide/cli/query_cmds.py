@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,11 +18,14 @@ from typing import Any, TypeVar, cast
 
 import click
 import duckdb
+from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
 from icetide.cli.exits import Refused
+from icetide.cli.hints import duckdb_hint
+from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError, TableError
 from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
@@ -65,16 +69,16 @@ def cli_errors(found: tuple[type[IcetideError], ...] = ()) -> Iterator[None]:
     try:
         yield
     except found as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise CliError(str(exc)) from exc
     except IcetideError as exc:
         raise Refused(str(exc)) from exc
     except duckdb.Error as exc:  # whole: its later lines point at the bad spot in the query
-        raise click.ClickException(f"DuckDB: {str(exc).strip()}") from exc
+        raise CliError(f"DuckDB: {str(exc).strip()}") from exc
     except Exception as exc:
         message = _spark_error(exc)
         if message is None:
             raise
-        raise click.ClickException(f"Spark: {message}") from exc
+        raise CliError(f"Spark: {message}") from exc
 
 
 def _cell(value: Any) -> str:
@@ -124,12 +128,18 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
     """
     # a table the statement names that does not exist is an error in the SQL (exit 1), as
     # Spark reports it; the DuckDB path finds it in the catalog first
+    started = time.perf_counter()
     with cli_errors(found=(TableError,)):
         result = context_from(config_path).sql(query, engine=cast(Engine, engine),
                                                limit=limit or None)
     emit(result.columns, result.rows, fmt)
     if result.truncated:
         click.echo(f"(showing the first {limit} rows; use --limit 0 for all)", err=True)
+    defaulted = click.get_current_context().get_parameter_source("engine")
+    if fmt == "table" and defaulted == ParameterSource.DEFAULT:  # a person reads it
+        hint = duckdb_hint(query, time.perf_counter() - started)
+        if hint is not None:
+            click.echo(hint, err=True)
 
 
 @click.command("tables")

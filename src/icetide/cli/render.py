@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from rich import box
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from icetide.app.status import TableStatus
@@ -66,18 +67,37 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
             continue
         total = "?" if row.rows_total is None else str(row.rows_total)
         last = "-" if row.rows_last_commit is None else str(row.rows_last_commit)
-        state = f"[{STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in STATE_STYLE \
-            else row.state
-        if row.activity in ("stopped", "running"):
-            state += " · " + row.activity + (" (caught up)" if row.pending is False else "")
-        if row.errors:
-            state = "[red]error[/]: " + "; ".join(f"{f}: {m}" for f, m in row.errors.items())
         table.add_row(row.table, _age(row.last_commit_ms, now), f"{last}/{total}",
-                      _seconds(row.freshness_s), _target(row), state, row.mode or "-",
+                      _freshness(row), _target(row), _state(row), row.mode or "-",
                       "-" if row.dead_letters is None else str(row.dead_letters),
                       _expectations(row), "\n".join(lag.short() for lag in row.lag) or "-",
                       _storage(row, now))
     return table
+
+
+def judged_at_commit(row: TableStatus) -> bool:
+    """A stopped table is judged by the freshness its newest data had when committed."""
+    return row.activity == "stopped" and row.state in STATE_STYLE
+
+
+def _state(row: TableStatus) -> str:
+    """``ok · running (caught up)``; a stopped table: ``ok when committed · stopped``."""
+    if row.errors:
+        return "[red]error[/]: " + "; ".join(f"{f}: {m}" for f, m in row.errors.items())
+    state = f"[{STATE_STYLE[row.state]}]{row.state}[/]" if row.state in STATE_STYLE \
+        else row.state
+    if judged_at_commit(row):
+        state += " when committed"
+    if row.activity in ("stopped", "running"):
+        state += " · " + row.activity + (" (caught up)" if row.pending is False else "")
+    return state
+
+
+def _freshness(row: TableStatus) -> str:
+    """The newest data's age; a stopped table's also what it had when committed."""
+    if judged_at_commit(row) and row.achieved_s is not None:
+        return f"{_seconds(row.freshness_s)} ({_seconds(row.achieved_s)} when committed)"
+    return _seconds(row.freshness_s)
 
 
 def _storage(row: TableStatus, now: float) -> str:
@@ -117,3 +137,19 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
                       _seconds(row.batch_s),
                       "-" if row.dead_letters is None else str(row.dead_letters))
     return table
+
+
+def print_uncut(console: Console, renderable: RenderableType) -> None:
+    """Print ``renderable`` on ``console``: as wide as the terminal on a terminal, else
+    (a pipe, a log file) as wide as it needs, so no number or name is cut to fit 80
+    columns and no line is padded beyond its content."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    saved = console.width
+    needed = console.measure(renderable, options=console.options.update_width(100_000))
+    console.width = max(saved, needed.maximum)
+    try:
+        console.print(renderable)
+    finally:
+        console.width = saved

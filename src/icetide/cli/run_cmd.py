@@ -11,6 +11,7 @@ from types import FrameType
 import click
 
 from icetide.cli.options import conf_option, config_option, context_from
+from icetide.errors import listed
 from icetide.flows.loop import BatchResult
 from icetide.maintenance import MaintenanceReport
 from icetide.runtime.interrupt import request_stop
@@ -77,5 +78,5 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     signal.signal(signal.SIGTERM, on_signal)
     with ctx.pipeline_run(flows, trigger_interval) as pipeline:
         click.echo(f"running pipeline {ctx.graph.spec.name!r}: flows "
-                   f"{[f.name for f in pipeline.flows]} (Ctrl-C to stop)")
+                   f"{listed(f.name for f in pipeline.flows)} (Ctrl-C to stop)")
         pipeline.run_forever(stop, on_batch=_print_batch, on_maintained=_print_maintained)

@@ -29,7 +29,7 @@ from icetide.engine.maintenance import MaintenanceSchedule
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.flow_errors import record_flow_error
@@ -58,6 +58,21 @@ def ship_pipeline_code(graph: PipelineGraph) -> None:
             cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
+def select_flows(graph: PipelineGraph, only: Sequence[str] = ()) -> list[FlowSpec]:
+    """The flows named in ``only`` (full or short names; all when empty), in run order;
+    an unknown name raises :class:`PipelineError` naming it and the pipeline's flows."""
+    order = [graph.flows[name] for name in graph.flow_order()]
+    names = {f.name for f in order} | {f.name.rsplit(".", 1)[-1] for f in order}
+    unknown = sorted(set(only) - names)
+    if unknown:
+        raise PipelineError(
+            f"no flow named {listed(unknown)} in pipeline {graph.spec.name!r}; its flows: "
+            f"{listed(f.name for f in order)}")
+    wanted = set(only)
+    return [f for f in order
+            if not wanted or f.name in wanted or f.name.rsplit(".", 1)[-1] in wanted]
+
+
 class PipelineRun:
     """One pipeline on one SparkSession."""
 
@@ -75,17 +90,7 @@ class PipelineRun:
         self._compiled: list[Flow] | None = None
 
     def _select(self, only: Sequence[str]) -> list[FlowSpec]:
-        order = [self.graph.flows[name] for name in self.graph.flow_order()]
-        names = {f.name for f in order} | {f.name.rsplit(".", 1)[-1] for f in order}
-        unknown = sorted(set(only) - names)
-        if unknown:
-            raise PipelineError(
-                f"no flow named {unknown} in pipeline {self.graph.spec.name!r}; flows: "
-                f"{[f.name for f in order]}"
-            )
-        wanted = set(only)
-        return [f for f in order
-                if not wanted or f.name in wanted or f.name.rsplit(".", 1)[-1] in wanted]
+        return select_flows(self.graph, only)
 
     def qualify(self, name: str) -> str:
         return name if name.count(".") >= 2 else f"{self.catalog}.{name}"
@@ -144,7 +149,7 @@ class PipelineRun:
                     waiting.append(spec)
             if len(waiting) == len(pending):
                 raise PipelineError(
-                    f"flows {[f.name for f in waiting]} read pipeline tables that no flow "
+                    f"flows {listed(f.name for f in waiting)} read pipeline tables that no flow "
                     "creates: check for a cycle or a missing producer flow")
             pending = waiting
         order = self.graph.with_inputs(inputs).flow_order()

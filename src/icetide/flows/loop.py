@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from tenacity import Retrying, wait_none
 
-from icetide.errors import IcetideError, SourceUnavailableError
+from icetide.errors import IcetideError, SourceUnavailableError, listed
 from icetide.flows import stats
 from icetide.flows.context import BatchContext, bound
 from icetide.flows.marking import Marking, Span
@@ -331,7 +331,8 @@ class FlowLoop:
             if ident not in self.flow.side_tables:
                 raise IcetideError(
                     f"flow {self.flow.name!r} emitted rows to {ident!r}, which is not one of its "
-                    f"side tables {list(self.flow.side_tables)}; declare it (e.g. dead_letter=...)"
+                    f"side tables {listed(self.flow.side_tables)}; declare it "
+                    "(e.g. dead_letter=...)"
                 )
             known = ctx.side_rows(ident, observed)
             if known is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.pipelines.names import qualify_name, where
 from icetide.pipelines.spec import FlowKind, FlowSpec, PipelineSpec, TableKind, TableSpec
 
@@ -251,8 +251,8 @@ def _flow_problems(graph: PipelineGraph, flow: FlowSpec, exists: TableExists) ->
         set(flow.cdc.keys) != set(target.primary_key)
     ):
         out.append(Problem("error", "cdc_keys_mismatch", flow.name, (
-            f"{at}auto CDC flow {flow.name} keys {list(flow.cdc.keys)} differ from "
-            f"{target.name}'s primary_key {list(target.primary_key)}: make them the same"
+            f"{at}auto CDC flow {flow.name} keys {listed(flow.cdc.keys)} differ from "
+            f"{target.name}'s primary_key {listed(target.primary_key)}: make them the same"
         )))
     for name in graph.inputs_of(flow):
         if name not in graph.tables and not exists(name):

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.pipelines.names import SourceLocation, qualify_name, where
 from icetide.pipelines.spec import Expectation, FlowSpec, TableSpec
 
@@ -102,7 +102,7 @@ class GraphRegistry:
         for func, location in self._pending.values():
             names = [e.name for e in getattr(func, EXPECTATIONS_ATTR, ())]
             raise PipelineError(
-                f"{where(location)}expectation(s) {names} on function "
+                f"{where(location)}expectation(s) {listed(names)} on function "
                 f"{getattr(func, '__name__', func)!r} belong to no table: stack @dp.expect... "
                 "directly above or below @dp.table / @dp.materialized_view / @dp.temporary_view"
             )

@@ -26,7 +26,7 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.errors import SqlglotError
 
 from icetide.config import Settings
-from icetide.errors import RuntimeSetupError
+from icetide.errors import RuntimeSetupError, TableError, listed
 from icetide.query.catalog_info import all_tables
 from icetide.query.readonly import QueryTimeoutError
 from icetide.query.result import QueryResult
@@ -140,6 +140,35 @@ def tables_of(query: str, catalog: ReadCatalog) -> list[tuple[Identifier, Table]
             for ident in referenced_tables(query, all_tables(catalog))]
 
 
+def missing_tables(query: str, catalog: ReadCatalog) -> list[tuple[str, str]]:
+    """The ``namespace.table`` names in ``query`` whose namespace exists but not the
+    table (the namespace spelt as the catalog has it)."""
+    namespaces = {n[0].lower(): n[0] for n in map(tuple, catalog.list_namespaces())
+                  if len(n) == 1}
+    missing = []
+    for ns, name in sorted(r for r in table_refs(query) if len(r) == 2):
+        if ns not in namespaces:
+            continue
+        try:
+            catalog.load_table((namespaces[ns], name))
+        except NoSuchTableError:
+            missing.append((namespaces[ns], name))
+    return missing
+
+
+def _no_such_table(query: str, catalog: ReadCatalog) -> TableError | None:
+    """A :class:`TableError` naming the tables ``query`` reads that do not exist (DuckDB
+    would say their schema does not exist, as no view was made in it), else ``None``."""
+    missing = missing_tables(query, catalog)
+    if not missing:
+        return None
+    ns = missing[0][0]
+    present = sorted(ident[-1] for ident in catalog.list_tables(ns))
+    return TableError(
+        f"no table {listed(f'{a}.{b}' for a, b in missing)} in catalog {catalog.name}; "
+        f"namespace {ns} has: {listed(present)} (`icetide tables` lists every table)")
+
+
 def referenced_tables(query: str, tables: Iterable[Identifier]) -> list[Identifier]:
     """The ``tables`` whose name ``query`` reads (views are made only for those)."""
     names = {ref[-1] for ref in table_refs(query)}
@@ -223,6 +252,11 @@ def _run(con: duckdb.DuckDBPyConnection, catalog: ReadCatalog, query: str,
         cursor = con.execute(query)
         columns = [d[0] for d in cursor.description or []]
         rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
+    except duckdb.CatalogException as exc:
+        missing = _no_such_table(query, catalog)
+        if missing is None:
+            raise
+        raise missing from exc
     except duckdb.InterruptException:
         raise QueryTimeoutError(
             f"the query ran longer than {timeout:g}s and was stopped: add a LIMIT or a "

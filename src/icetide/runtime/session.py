@@ -76,6 +76,12 @@ logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
 logger.unixgroups.level = error
 logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
 logger.hivesessionstate.level = error
+# ...and each request a client's own answer already carries is logged again at WARN with a
+# stack trace: beeline asks for every statement's log, which is off (serving/thrift.py),
+# so each query printed "Couldn't find log associated with operation handle" twice. A
+# failed query is still logged (ERROR, SparkExecuteStatementOperation), a bad login too
+logger.thriftcli.name = org.apache.hive.service.cli.thrift.ThriftCLIService
+logger.thriftcli.level = error
 # Iceberg's S3FileIO warns, with a stack trace, for each instance collected without close();
 # Spark's table copies (one per task and broadcast) are never closed by Iceberg itself
 logger.s3fileio.name = org.apache.iceberg.aws.s3.S3FileIO

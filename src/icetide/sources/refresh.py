@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from icetide.errors import SourceError
+from icetide.errors import SourceError, listed
 from icetide.model.positions import SnapshotIdsPosition
 from icetide.model.source import BatchRange, Source
 
@@ -73,8 +73,8 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
         unknown = sorted(set(end) - set(self.inputs))
         if unknown:
             raise SourceError(
-                f"refresh position of {self.target} names tables {unknown} that the view no "
-                f"longer reads (inputs: {list(self.inputs)}); drop the view to rebuild it"
+                f"refresh position of {self.target} names tables {listed(unknown)} that the "
+                f"view no longer reads (inputs: {listed(self.inputs)}); drop the view to rebuild it"
             )
         return BatchRange(start, end, self._changed(start, end))
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from icetide.config import SECRET_KEYS, Settings
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 
@@ -87,7 +87,7 @@ def _refuse_secrets(cfg: Mapping[str, Any], where: str) -> None:
 def _explain(exc: ValidationError, where: str, kind: str, allowed: list[str]) -> str:
     errors = exc.errors()
     unknown = [".".join(str(p) for p in e["loc"]) for e in errors if e["type"] == "extra_forbidden"]
-    lines = [f"{where}: unknown keys {unknown} for a {kind} source (check the spelling; "
+    lines = [f"{where}: unknown keys {listed(unknown)} for a {kind} source (check the spelling; "
              f"allowed: {', '.join(allowed)})"] if unknown else []
     for err in errors:
         key = ".".join(str(p) for p in err["loc"]) or "(entry)"

@@ -60,7 +60,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from icetide.errors import TableError
+from icetide.errors import TableError, listed
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES
 from icetide.tables.merge_sql import (
     EngineLike,
@@ -118,7 +118,8 @@ def _check_types(keys: Sequence[str], column_types: Mapping[str, str]) -> None:
     clash = [k for k in keys if k in META_COLUMNS]
     if clash:
         raise TableError(
-            f"key column(s) {clash} clash with the changelog columns {list(META_COLUMNS)}: "
+            f"key column(s) {listed(clash)} clash with the changelog columns "
+            f"{listed(META_COLUMNS)}: "
             "rename the key or disable changelog=True"
         )
     missing = [k for k in keys if k not in column_types]
@@ -126,7 +127,8 @@ def _check_types(keys: Sequence[str], column_types: Mapping[str, str]) -> None:
     if missing or bad or not keys:
         raise TableError(
             f"changelog needs a Spark SQL type for every column and at least one key: keys "
-            f"{list(keys)} missing from column_types {missing}, empty types for {bad}; pass "
+            f"{listed(keys)} missing from column_types: {listed(missing)}, empty types for: "
+            f"{listed(bad)}; pass "
             "e.g. {'id': 'bigint', 'name': 'string'} (DataType.simpleString())"
         )
 
@@ -233,8 +235,8 @@ def _ordered_types(
 ) -> dict[str, str]:
     if set(column_types) != set(spec.columns):
         raise TableError(
-            f"column_types {list(column_types)} must name exactly the MERGE columns "
-            f"{list(spec.columns)}: build both from the target table's schema"
+            f"column_types {listed(column_types)} must name exactly the MERGE columns "
+            f"{listed(spec.columns)}: build both from the target table's schema"
         )
     if not isinstance(seq_base, int) or seq_base < 0:
         raise TableError(f"seq_base={seq_base!r} must be an int >= 0: use changelog_seq_base()")

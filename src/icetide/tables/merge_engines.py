@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 
 ADD_OPS = ("+I", "+U")
 RETRACT_OPS = ("-U", "-D")
@@ -184,8 +184,9 @@ class Aggregation:
                 bad["(default)"] = self.default
             if bad:
                 raise PipelineError(
-                    f"aggregation: on_delete='retract' cannot retract {bad}; only "
-                    f"{sorted(RETRACTABLE_FUNCTIONS)} can: change those functions or use "
+                    f"aggregation: on_delete='retract' cannot retract "
+                    f"{listed(f'{c}: {f}' for c, f in bad.items())}; only "
+                    f"{listed(sorted(RETRACTABLE_FUNCTIONS))} can: change those functions or use "
                     "on_delete='ignore'"
                 )
 
@@ -361,7 +362,7 @@ def _build_engine(name: str, kwargs: dict[str, Any]) -> MergeEngine:
     unknown = sorted(set(kwargs) - set(_ENGINE_ARGS[name]))
     if unknown:
         raise PipelineError(
-            f"merge engine {name!r} does not take option(s) {unknown}; it takes "
+            f"merge engine {name!r} does not take option(s) {listed(unknown)}; it takes "
             + ", ".join(_ENGINE_ARGS[name])
         )
     if name == "deduplicate":

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.tables.merge_engines import (
     ADD_OPS,
     OPS,
@@ -94,10 +94,10 @@ def _spec_problem(spec: MergeSpec) -> str | None:
     if not spec.keys:
         return "no primary key columns: pass keys=[...] (e.g. ['user_id'])"
     if len(set(cols)) != len(cols) or len(set(spec.keys)) != len(spec.keys):
-        return f"duplicate names in columns {list(cols)} or keys {list(spec.keys)}"
+        return f"duplicate names in columns {listed(cols)} or keys {listed(spec.keys)}"
     missing = [k for k in spec.keys if k not in cols]
     if missing:
-        return f"key column(s) {missing} are not among the columns {list(cols)}"
+        return f"key column(s) {listed(missing)} are not among the columns {listed(cols)}"
     reserved = [c for c in cols if not isinstance(c, str) or c.startswith(INTERNAL_PREFIX)]
     if reserved:
         return f"column name(s) {reserved} are reserved (prefix {INTERNAL_PREFIX!r}): rename them"
@@ -137,7 +137,7 @@ def _column_problem(engine: MergeEngine, spec: MergeSpec) -> str | None:
         named += [("aggregated column", c) for c in engine.functions]
     for what, col in named:
         if col not in values:
-            return f"{what} {col!r} is not a non-key column; non-key columns are {list(values)}"
+            return f"{what} {col!r} is not a non-key column; non-key columns are {listed(values)}"
     if _needs_order(engine, spec) and not _order(engine, spec):
         return (
             f"the {engine.name} merge engine must order the rows of a key, but it has no "

@@ -9,7 +9,6 @@ query box. Every number comes from the app layer; this module only serializes.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import decimal
 import importlib.util
@@ -22,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import duckdb
 from sse_starlette import EventSourceResponse
@@ -35,11 +35,14 @@ from starlette.staticfiles import StaticFiles
 
 from icetide.app.context import Context
 from icetide.errors import IcetideError
+from icetide.web.feeds import StateFeed
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 TOKEN_COOKIE = "icetide_dashboard_token"
+#: Seconds an event stream has to end by itself once the server stops (then it is cut).
+SHUTDOWN_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -75,36 +78,6 @@ def jsonable(value: object) -> object:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
-
-
-class StateFeed:
-    """The page's data, computed at most once per ``refresh`` seconds for all clients
-    (in a worker thread: reading metadata and asking brokers blocks)."""
-
-    def __init__(self, ctx: Context, refresh: float, lag: bool) -> None:
-        self.ctx, self.refresh, self.lag = ctx, refresh, lag
-        self._lock = asyncio.Lock()
-        self._at = 0.0
-        self._data = ""
-
-    def _compute(self) -> str:
-        try:
-            state: dict[str, Any] = self.ctx.dashboard(lag=self.lag).to_json()
-        except IcetideError as exc:
-            state = {"error": str(exc), "generated_ms": int(time.time() * 1000)}
-        except Exception as exc:  # a catalog that cannot be read now: show it, keep serving
-            log.exception("reading the dashboard's data failed")
-            state = {"error": f"reading the lake failed: {type(exc).__name__}: {exc}",
-                     "generated_ms": int(time.time() * 1000)}
-        return json.dumps(state, default=str)
-
-    async def get(self) -> str:
-        """The newest data as JSON text (recomputed when older than ``refresh``)."""
-        async with self._lock:
-            if not self._data or time.monotonic() - self._at >= self.refresh:
-                self._data = await anyio.to_thread.run_sync(self._compute)
-                self._at = time.monotonic()
-            return self._data
 
 
 def _authorized(request: Request, token: str) -> bool:
@@ -152,12 +125,7 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
         return Response(await feed.get(), media_type="application/json")
 
     async def events(request: Request) -> Response:
-        async def stream() -> AsyncIterator[dict[str, str]]:
-            while True:
-                yield {"event": "state", "data": await feed.get()}
-                await asyncio.sleep(options.refresh)
-
-        return EventSourceResponse(stream(), ping=15)
+        return _event_stream(feed, options.refresh)
 
     async def dead_letters(request: Request) -> Response:
         table = request.query_params.get("table", "")
@@ -179,6 +147,21 @@ def _routes(ctx: Context, options: WebOptions, feed: StateFeed) -> list[Route | 
             Route("/api/dead-letters", dead_letters), Route("/api/query", query,
                                                             methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
+
+
+def _event_stream(feed: StateFeed, refresh: float) -> EventSourceResponse:
+    """The page's data every ``refresh`` seconds; it ends (a complete response) when the
+    server stops, so Ctrl-C with pages open is a clean stop."""
+    shutdown = anyio.Event()  # set by sse-starlette when the server is asked to exit
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        while not shutdown.is_set():
+            yield {"event": "state", "data": await feed.get()}
+            with anyio.move_on_after(refresh):
+                await shutdown.wait()
+
+    return EventSourceResponse(stream(), ping=15, shutdown_event=shutdown,
+                               shutdown_grace_period=SHUTDOWN_GRACE_S)
 
 
 def _bounded(value: object, default: int, most: int) -> int:

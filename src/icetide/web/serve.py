@@ -13,10 +13,11 @@ import time
 from dataclasses import dataclass
 
 import uvicorn
+from sse_starlette.sse import AppStatus
 
 from icetide.app.context import Context
 from icetide.errors import ConfigError
-from icetide.web.app import WebOptions, create_app
+from icetide.web.app import SHUTDOWN_GRACE_S, WebOptions, create_app
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,8 @@ def make_server(ctx: Context, host: str, port: int, options: WebOptions) -> uvic
     """A uvicorn server for the dashboard of ``ctx`` (checked: see :func:`check_bind`)."""
     check_bind(host, options.token)
     config = uvicorn.Config(create_app(ctx, options), host=host, port=port,
-                            log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+                            log_level="warning", lifespan="off",
+                            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_S) + 1)
     return uvicorn.Server(config)
 
 
@@ -64,9 +66,13 @@ class BackgroundServer:
     url: str
 
     def stop(self) -> None:
-        """Ask the server to exit and wait for it briefly."""
-        self.server.should_exit = True
-        self.thread.join(timeout=5)
+        """Ask the server to exit (its event streams end cleanly) and wait for it."""
+        AppStatus.should_exit = True  # what uvicorn's signal handler sets in the foreground
+        try:
+            self.server.should_exit = True
+            self.thread.join(timeout=SHUTDOWN_GRACE_S + 3)
+        finally:
+            AppStatus.should_exit = False  # process-wide: a later server streams again
 
 
 def serve_in_background(ctx: Context, host: str, port: int, options: WebOptions,

@@ -79,7 +79,7 @@ def test_sql_errors_are_one_line(config: str) -> None:
             sql, ["SELECT * FROM cli.nope", "--engine", engine, "--config", config]
         )
         assert result.exit_code == 1
-        assert result.output.startswith("Error: ")
+        assert result.output.startswith("error: ")
         assert "nope" in result.output.lower() and "Traceback" not in result.output
 
 

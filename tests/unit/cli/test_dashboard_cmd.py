@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from icetide.cli.main import main
+from icetide.devkit.embedded.process import free_port, port_in_use
 
 
 def test_dashboard_answers_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -27,3 +34,25 @@ def test_another_host_without_a_token_is_refused_naming_the_variable(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "ICETIDE_DASHBOARD__TOKEN" in err and "0.0.0.0" in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_it_cleanly(tmp_path: Path, signum: int) -> None:
+    config = tmp_path / "icetide.yaml"
+    config.write_text(f"home: {tmp_path}\ncatalog: {{name: lake, type: hadoop}}\n")
+    port = free_port()
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("icetide")), "dashboard",
+                             "--config", str(config), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not port_in_use(port, "127.0.0.1"):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=30) as r:
+            assert json.load(r)["status"] == []
+    finally:
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert err == "dashboard stopped\n"

@@ -228,7 +228,8 @@ def test_expectation_on_a_function_that_is_no_table_is_reported(
     @dp.expect("orphan", "a > 0")
     def helper() -> None: ...
 
-    with pytest.raises(PipelineError, match=r"\['orphan'\] on function 'helper' belong to no"):
+    with pytest.raises(PipelineError,
+                       match=r"expectation\(s\) orphan on function 'helper' belong to no"):
         registry.finish()
 
 

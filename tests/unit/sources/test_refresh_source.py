@@ -26,5 +26,5 @@ def test_rejects_views_without_inputs_and_stale_positions() -> None:
     with pytest.raises(SourceError, match=r"lake\.ads\.r reads no table with dp\.read"):
         SnapshotIdsSource(NO_SPARK, "lake.ads.r", [])
     src = SnapshotIdsSource(NO_SPARK, "lake.ads.r", ["lake.a.b"])
-    with pytest.raises(SourceError, match=r"\['lake\.x\.y'\].*drop the view"):
+    with pytest.raises(SourceError, match=r"names tables lake\.x\.y that.*drop the view"):
         src.plan_to({}, {"lake.x.y": 1})

@@ -52,8 +52,8 @@ def test_columns_and_ddl() -> None:
     ("keys", "types", "message"),
     [
         (["before"], {"before": "int"}, "clash with the changelog columns"),
-        (["id"], {"v": "int"}, "missing from column_types ['id']"),
-        (["id"], {"id": "int", "v": " "}, "empty types for ['v']"),
+        (["id"], {"v": "int"}, "missing from column_types: id,"),
+        (["id"], {"id": "int", "v": " "}, "empty types for: v;"),
     ],
 )
 def test_column_errors(keys: list[str], types: dict[str, str], message: str) -> None:

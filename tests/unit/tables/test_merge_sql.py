@@ -179,7 +179,7 @@ def test_odd_identifiers_are_quoted_everywhere() -> None:
     ("kwargs", "message"),
     [
         ({"keys": []}, "no primary key columns"),
-        ({"keys": ["zz"]}, "key column(s) ['zz'] are not among the columns"),
+        ({"keys": ["zz"]}, "key column(s) zz are not among the columns"),
         ({"columns": ["id", "id"]}, "duplicate names"),
         ({"columns": ["id", "__icetide_x"]}, "reserved (prefix '__icetide_')"),
         ({"op_column": "a"}, "op_column 'a' must not be a table column"),

@@ -42,7 +42,7 @@ from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.flows.loop import BatchResult
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def find_example(name: str = "clickstream") -> Path:
         if (path / "icetide-pipeline.yml").is_file():
             return path
     raise PipelineError(
-        f"cannot find examples/{name} (looked in {[str(c) for c in candidates]}); run from "
+        f"cannot find examples/{name} (looked in {listed(candidates)}); run from "
         "the icetide checkout or pass --pipeline PATH"
     )
 

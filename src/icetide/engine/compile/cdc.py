@@ -29,7 +29,7 @@ from icetide.cdc.schema import TableSchema
 from icetide.cdc.schema_sync import META_COLUMNS, SEQUENCE_COLUMN
 from icetide.engine.compile.context import CompileContext
 from icetide.engine.targets import OP_COLUMN, ensure_table
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.flows.loop import Flow
 from icetide.lake.dlq import ensure_dlq_table
 from icetide.lake.sinks import MergeSink
@@ -137,7 +137,7 @@ def _anchor_target(spec: FlowSpec, ref: CdcRef, anchor: str, targets: dict[str, 
     found = [t for t in targets.values() if t.ident == anchor]
     if len(found) > 1:
         raise PipelineError(
-            f"flow {spec.name!r}: tables {[t.source_table for t in found]} of source "
+            f"flow {spec.name!r}: tables {listed(t.source_table for t in found)} of source "
             f"{ref.source!r} would all land in {spec.target}: pass table='db.table', or "
             "include=[...] with into='<database>' (one target per table)")
     if not found:
@@ -148,7 +148,7 @@ def _anchor_target(spec: FlowSpec, ref: CdcRef, anchor: str, targets: dict[str, 
     assert spec.cdc is not None
     if tuple(spec.cdc.keys) != found[0].keys:
         raise PipelineError(f"flow {spec.name!r}: keys={list(spec.cdc.keys)} must be the "
-                            f"upstream primary key {list(found[0].keys)} of "
+                            f"upstream primary key ({listed(found[0].keys)}) of "
                             f"{found[0].source_table} feeding {spec.target}")
     return found[0]
 

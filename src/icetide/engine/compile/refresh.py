@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from icetide.engine.compile.context import CompileContext
 from icetide.engine.hooks import table_reader
 from icetide.engine.targets import event_time_column
-from icetide.errors import PipelineError
+from icetide.errors import PipelineError, listed
 from icetide.flows.context import BatchContext, bound
 from icetide.flows.loop import Flow
 from icetide.lake.sinks import OverwriteSink
@@ -72,8 +72,8 @@ def compile_materialized_view(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow
     found = ctx.discover(spec)
     if found.sources or found.side_tables:
         raise PipelineError(
-            f"materialized view {spec.target} reads streams {sorted(found.sources)} or emits "
-            f"to side tables {list(found.side_tables)}: a materialized view is a batch "
+            f"materialized view {spec.target} reads streams {listed(sorted(found.sources))} "
+            f"or emits to side tables {listed(found.side_tables)}: a materialized view is a batch "
             "query — read its inputs with dp.read('db.table'), or declare it with @dp.table"
         )
     table = ctx.graph.table(spec.target)

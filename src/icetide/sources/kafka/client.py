@@ -70,6 +70,14 @@ class RetryPolicy:
     patience: float | None = None
 
 
+def patience_text(patience: float | None) -> str:
+    """How long a retry loop with ``patience`` keeps trying, for its first warning."""
+    if patience is None:
+        return "retrying with backoff until it answers (Ctrl-C to stop)"
+    return (f"retrying with backoff for up to {patience:g}s before reporting it unavailable "
+            "(kafka.retry_timeout, ICETIDE_KAFKA__RETRY_TIMEOUT)")
+
+
 def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPolicy) -> T:
     """Call ``fn``; on ``KafkaException`` wait with exponential backoff and call it again.
 
@@ -86,8 +94,12 @@ def with_retry(fn: Callable[[], T], what: str, bootstrap: str, policy: RetryPoli
             "kafka.retry_timeout (ICETIDE_KAFKA__RETRY_TIMEOUT) sets how long to wait")
 
     def on_retry(failure: Failure, wait: float) -> None:
-        log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs", bootstrap, what,
-                    failure.error, failure.attempts, wait)
+        if failure.attempts == 1:  # up front: how long this will go on
+            log.warning("Kafka at %s: %s failed (%s); %s", bootstrap, what, failure.error,
+                        patience_text(policy.patience))
+            return
+        log.warning("Kafka at %s: %s failed (%s); retry %d in %.1fs (%.0fs so far)", bootstrap,
+                    what, failure.error, failure.attempts, wait, failure.waited)
 
     retry = retrying(KafkaException, wait=backoff(policy.initial, policy.max_backoff),
                      stop=patience(policy.patience), give_up=give_up, on_retry=on_retry)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from icetide.errors import SourceError
+from icetide.errors import SourceError, listed
 from icetide.sources.kafka.arrow_decode import TAIL_FIELDS, JsonDecoder
 
 if TYPE_CHECKING:
@@ -54,12 +54,13 @@ def _check(schema: StructType, required: Sequence[str]) -> None:
     missing = [r for r in required if r not in names]
     if missing:
         raise SourceError(
-            f"required fields {missing} are not in the schema (fields: {sorted(names)}): "
-            "fix the `required` list or add the fields to the schema")
+            f"required fields {listed(missing)} are not in the schema (fields: "
+            f"{listed(sorted(names))}): fix the `required` list or add the fields to the schema")
     clash = names & {CORRUPT, *META_COLUMNS, *(n for n, _ in TAIL_FIELDS), "_p", "_fence"}
     if clash:
         raise SourceError(
-            f"schema fields {sorted(clash)} clash with columns parse_json adds: rename them")
+            f"schema fields {listed(sorted(clash))} clash with columns parse_json adds: "
+            "rename them")
 
 
 def _options() -> dict[str, str]:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from icetide.errors import OffsetOutOfRangeError, SourceError
+from icetide.errors import OffsetOutOfRangeError, SourceError, listed
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def resolve_start(
     notes: list[str] = []
     for part in sorted(set(start) - set(watermarks)):
         msg = (f"topic {topic!r} partition {part} (committed offset {start[part]}) no longer "
-               f"exists; the topic has partitions {sorted(watermarks)}")
+               f"exists; the topic has partitions {listed(sorted(watermarks))}")
         if policy == "fail":
             raise OffsetOutOfRangeError(
                 msg + ". The topic was probably recreated: set kafka.offset_out_of_range to "

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from icetide.errors import SourceError
+from icetide.errors import SourceError, listed
 from icetide.sources.kafka.client import RetryPolicy, consumer_config, with_retry
 
 log = logging.getLogger(__name__)
@@ -141,10 +141,11 @@ class WatermarkClient:
             return marks
         missing = sorted(set(parts) - set(marks))
         if self.method == "auto":
-            self._decide("list", f"no watermarks in the fetch answer for partitions {missing}")
+            self._decide("list", "no watermarks in the fetch answer for partitions "
+                         f"{listed(missing)}")
             return None
         raise KafkaException(KafkaError(
-            KafkaError._TIMED_OUT, f"no fetch answer for partitions {missing} of topic "
+            KafkaError._TIMED_OUT, f"no fetch answer for partitions {listed(missing)} of topic "
             f"{self.topic!r} within {self.request_timeout:.0f}s"))
 
     def _listed(self, parts: list[int]) -> dict[int, tuple[int, int]]:

@@ -16,13 +16,33 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-const secs = (v) => (v === null || v === undefined ? "-" : `${v.toFixed(1)}s`);
+const secs = (v) => (v === null || v === undefined ? "-"
+  : `${Number(v).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })}s`);
 const stateClass = (s) => (["ok", "warn", "fail"].includes(s) ? `state-${s}` : "state-none");
 
+// A name that may wrap only after its dots and colons ("ods_behavior." / "clickevent"),
+// never inside a word.
+function nameText(name) {
+  const frag = document.createDocumentFragment();
+  for (const part of String(name).split(/(?<=[.:])/)) {
+    if (frag.childNodes.length) frag.append(document.createElement("wbr"));
+    frag.append(part);
+  }
+  return frag;
+}
+
+// A stopped table is judged by the freshness its newest data had when committed.
+const judgedAtCommit = (row) => row.activity === "stopped" && ["ok", "warn", "fail"].includes(row.state);
+
 function target(row) {
-  if (row.target_s === null && row.warn_s === null) return "-";
-  const warn = row.warn_s !== null ? ` (warn ${row.warn_s}s)` : "";
-  return row.target_s !== null ? `${row.target_s}s${warn}` : `warn ${row.warn_s}s`;
+  const td = el("td", { "data-field": "target" });
+  if (row.target_s === null && row.warn_s === null) td.append("-");
+  else if (row.target_s === null) td.append(`warn ${row.warn_s}s`);
+  else {
+    td.append(`${row.target_s}s`);
+    if (row.warn_s !== null) td.append(el("div", { class: "muted" }, `warn ${row.warn_s}s`));
+  }
+  return td;
 }
 
 function numCell(field, value) {
@@ -52,6 +72,49 @@ function deadLetterCell(row, act) {
   return td;
 }
 
+function lagCell(row, lagInfo) {
+  const td = el("td", { "data-field": "lag" });
+  if (lagInfo && lagInfo.state === "pending") {
+    td.append(el("span", { class: "muted" }, "unavailable (asking the sources…)"));
+    return td;
+  }
+  if (!row.lag.length) { td.append("-"); return td; }
+  td.title = row.lag.map((l) => lagText(l, true)).join("\n");
+  row.lag.forEach((l, i) => { if (i) td.append("; "); td.append(nameText(lagText(l, false))); });
+  return td;
+}
+
+function stateCell(row) {
+  const judged = judgedAtCommit(row);
+  const parts = [row.state === "-" ? "" : row.state + (judged ? " when committed" : ""),
+    row.activity === "unknown" ? "" : row.activity + (row.pending === false ? " (caught up)" : "")];
+  const label = parts.filter((p) => p).join(" · ") || "-";
+  const pill = el("span", { class: `pill ${stateClass(row.state)}` }, label);
+  if (judged) {
+    pill.title = `stopped: judged by the freshness its newest data had when committed ` +
+      `(${secs(row.achieved_s)}) against its target, not by that data's age now (${secs(row.freshness_s)})`;
+  }
+  return el("td", { "data-field": "state" }, pill);
+}
+
+function freshnessCell(row) {
+  const td = el("td", { class: "num", "data-field": "freshness_s" }, secs(row.freshness_s));
+  if (judgedAtCommit(row) && row.achieved_s !== null && row.achieved_s !== undefined) {
+    td.append(el("div", { class: "muted", "data-field": "achieved_s" },
+      `${secs(row.achieved_s)} when committed`));
+  }
+  return td;
+}
+
+function rowsCell(row) {
+  const td = numCell("rows_total", row.rows_total);
+  const last = row.rows_last_commit;
+  td.append(el("div", { class: "muted", "data-field": "rows_last_commit", "data-value": last ?? "",
+    title: "rows of the last commit" },
+    `last commit ${last === null || last === undefined ? "-" : Number(last).toLocaleString("en-US")}`));
+  return td;
+}
+
 function lagText(lag, full) {
   if (lag.error) return `${lag.source}: unavailable` + (full ? ` (${lag.error})` : "");
   const behind = lag.behind === null ? "?" : Number(lag.behind).toLocaleString("en-US");
@@ -63,8 +126,9 @@ function storageCell(st) {
   if (!st || st.data_files == null) return el("td", { "data-field": "storage" }, "-");
   const mb = st.avg_file_bytes == null ? "?" : (st.avg_file_bytes / 1048576).toFixed(1) + " MB";
   const when = st.last_maintenance_ms ? new Date(st.last_maintenance_ms).toLocaleTimeString() : "never";
-  return el("td", { "data-field": "storage", title: `last maintenance: ${when}` },
-    `${st.data_files} files · ${mb} · ${st.delete_files ?? 0} deletes · ${st.snapshots ?? "?"} snaps`);
+  return el("td", { "data-field": "storage", title: `last maintenance (a pass or a compaction): ${when}` },
+    `${st.data_files} files · ${mb}`, el("div", {}, `${st.delete_files ?? 0} deletes · ${st.snapshots ?? "?"} snaps`),
+    el("div", { class: "muted", "data-field": "maintained" }, `maintained ${when}`));
 }
 
 function renderTables(state) {
@@ -73,26 +137,18 @@ function renderTables(state) {
   for (const row of state.status) {
     const act = state.activity[row.table];
     const tr = el("tr", { "data-table": row.table });
-    tr.append(el("td", {}, row.table));
+    tr.append(el("td", { class: "name" }, nameText(row.table)));
     if (!row.exists) {
-      tr.append(el("td", { colSpan: 11, class: "muted" }, "not created"));
+      tr.append(el("td", { colSpan: 9, class: "muted" }, "not created"));
       body.append(tr);
       continue;
     }
-    const parts = [row.state === "-" ? "" : row.state,
-      row.activity === "unknown" ? "" : row.activity + (row.pending === false ? " (caught up)" : "")];
-    const label = parts.filter((p) => p).join(" · ") || "-";
-    tr.append(el("td", { "data-field": "state" },
-      el("span", { class: `pill ${stateClass(row.state)}` }, label)));
-    tr.append(numCell("rows_total", row.rows_total), numCell("rows_last_commit", row.rows_last_commit));
+    tr.append(stateCell(row), rowsCell(row));
     tr.append(numCell("commits_per_min", act ? act.commits_per_min : null));
-    tr.append(el("td", { class: "num", "data-field": "freshness_s" }, secs(row.freshness_s)));
-    tr.append(el("td", { "data-field": "target" }, target(row)), expectations(row));
+    tr.append(freshnessCell(row), target(row));
+    tr.append(expectations(row));
     tr.append(el("td", { class: "num", "data-field": "batch_s" }, secs(row.batch_s)));
-    tr.append(storageCell(row.storage));
-    tr.append(deadLetterCell(row, act));
-    tr.append(el("td", { "data-field": "lag", title: row.lag.map((l) => lagText(l, true)).join("\n") },
-      row.lag.map((l) => lagText(l, false)).join("; ") || "-"));
+    tr.append(storageCell(row.storage), deadLetterCell(row, act), lagCell(row, state.lag));
     body.append(tr);
   }
 }
@@ -108,8 +164,9 @@ function renderDag(state) {
     for (const name of layer.nodes) {
       const isSource = layer.name === "sources";
       const cls = isSource ? "node source" : `node ${stateClass(states[name])}`;
-      const node = el("div", { class: cls, "data-node": name, title: states[name] || "" }, name);
-      if (inputs[name]) node.append(el("div", { class: "from" }, `← ${inputs[name].join(", ")}`));
+      const node = el("div", { class: cls, "data-node": name, title: states[name] || "" },
+        el("span", { class: "name" }, nameText(name)));
+      if (inputs[name]) node.append(el("div", { class: "from" }, "← ", nameText(inputs[name].join(", "))));
       col.append(node);
     }
     box.append(col);
@@ -124,8 +181,9 @@ function renderLists(state) {
   const seen = new Map();
   for (const r of state.status) for (const lag of r.lag) seen.set(lag.source, lagText(lag, true));
   const lags = [...seen.values()];
-  $("#source-lag").replaceChildren(...(lags.length ? lags.map((t) => el("li", {}, t))
-    : [el("li", { class: "muted" }, "none")]));
+  const pending = state.lag && state.lag.state === "pending";
+  $("#source-lag").replaceChildren(...(lags.length ? lags.map((t) => el("li", {}, nameText(t)))
+    : [el("li", { class: "muted" }, pending ? "unavailable (asking the sources…)" : "none")]));
   const runs = new Map();  // master -> executors of its newest commit
   for (const r of state.status) if (r.master) runs.set(r.master, r.executors || []);
   const items = [...runs].map(([master, execs]) => el("li", { "data-master": master },
