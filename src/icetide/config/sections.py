@@ -1,25 +1,14 @@
-"""One config path: ``icetide.yaml`` → typed frozen model → ``ICETIDE_<SECTION>__<KEY>`` overlay.
-
-The model rejects unknown keys and names the file and the key. Secrets (passwords,
-tokens) are accepted only from the environment, never from YAML, and are held as
-``SecretStr`` so they never show up in logs or reprs.
-
-``ICETIDE_HOME`` chooses where embedded state (warehouse, checkpoints, broker data,
-logs) lives; the default is ``./.icetide``.
-"""
+"""The sections of the configuration as typed, frozen models that reject unknown keys."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -28,51 +17,8 @@ from pydantic import (
     model_validator,
 )
 
+from icetide.config.durations import Duration
 from icetide.errors import ConfigError
-
-ENV_PREFIX = "ICETIDE_"
-DEFAULT_CONFIG_FILE = "icetide.yaml"
-# Keys that may only come from the environment.
-SECRET_KEYS = frozenset({"password", "token", "credential", "secret"})
-#: Kafka client properties (librdkafka names, with dots) under this prefix.
-KAFKA_PROPS = "kafka.properties."
-
-_DURATION_RE = re.compile(
-    r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)?\s*$"
-)
-_UNIT_SECONDS = {
-    None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "ms": 0.001, "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
-}
-
-
-def parse_duration(value: str | float | int) -> float:
-    """Parse ``"2 minutes"``, ``"500ms"``, ``"10s"`` or a number of seconds into seconds."""
-    if isinstance(value, int | float):
-        return float(value)
-    match = _DURATION_RE.match(value)
-    if not match:
-        raise ConfigError(
-            f"invalid duration {value!r}: use a number with a unit, e.g. '500ms', '10s', "
-            "'2 minutes', '1h'"
-        )
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-
-
-def _to_seconds(value: Any) -> Any:
-    """The validator of :data:`Duration`: a duration as :func:`parse_duration` reads it."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")
-    try:
-        return parse_duration(value)
-    except ConfigError as exc:  # as ValueError, so pydantic's message names the key
-        raise ValueError(str(exc)) from None
-
-
-#: Seconds, written as a number or ``"500ms"``, ``"10s"``, ``"2 minutes"``, ``"1h"``: the
-#: one duration type of the configuration and the pipeline specs.
-Duration = Annotated[float, BeforeValidator(_to_seconds)]
 
 
 class _Section(BaseModel):
@@ -388,145 +334,3 @@ class Settings(_Section):
     def path(self, *parts: str) -> Path:
         """A path under the state directory (created on demand by the caller)."""
         return self.home.resolve().joinpath(*parts)
-
-
-def _is_secret(dotted: str) -> bool:
-    """A secret key: ``password``, ``token``…; under ``kafka.properties`` also a client
-    property whose name has such a part (``sasl.password``, ``ssl.key.password``)."""
-    key = dotted.rsplit(".", 1)[-1].lower() if not dotted.startswith(KAFKA_PROPS) else ""
-    if key in SECRET_KEYS:
-        return True
-    if dotted.startswith(KAFKA_PROPS):
-        parts = re.split(r"[._-]", dotted[len(KAFKA_PROPS):].lower())
-        return any(p in SECRET_KEYS for p in parts)
-    return False
-
-
-def env_name(dotted: str) -> str:
-    """The environment variable of a setting (``kafka.properties.sasl.password`` →
-    ``ICETIDE_KAFKA__PROPERTIES__SASL_PASSWORD``)."""
-    if dotted.startswith(KAFKA_PROPS):
-        prop = dotted[len(KAFKA_PROPS):]
-        return f"{ENV_PREFIX}KAFKA__PROPERTIES__{prop.upper().replace('.', '_')}"
-    return ENV_PREFIX + dotted.upper().replace(".", "__")
-
-
-def _reject_secrets_in_yaml(data: Mapping[str, Any], source: str, prefix: str = "") -> None:
-    for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            _reject_secrets_in_yaml(value, source, dotted + ".")
-        elif _is_secret(dotted):
-            raise ConfigError(
-                f"{source}: secret key '{dotted}' must not be written in YAML; "
-                f"remove it and set the environment variable {env_name(dotted)} instead"
-            )
-
-
-def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
-    """Turn ``ICETIDE_<SECTION>__<KEY>=v`` variables into a nested dict (``ICETIDE_HOME`` too)."""
-    out: dict[str, Any] = {}
-    for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX):
-            continue
-        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
-        if path == ["home"]:
-            out["home"] = value
-            continue
-        if len(path) < 2 or not all(path):
-            _check_not_a_misspelt_setting(name, path)
-            continue  # e.g. ICETIDE_CONFIG: not a setting
-        if path[:2] == ["kafka", "properties"] and len(path) == 3:
-            path[2] = path[2].replace("_", ".")  # librdkafka names: sasl.password
-        node = out
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node[path[-1]] = value
-    return out
-
-
-#: variables earlier versions read, and what replaced them
-_RETIRED = {"ICETIDE_JAR_CACHE": "ICETIDE_JARS__CACHE (jars.cache)"}
-
-
-def _check_not_a_misspelt_setting(name: str, path: list[str]) -> None:
-    """``ICETIDE_KAFKA_BOOTSTRAP`` or ``ICETIDE_SQL_SERVER_PASSWORD`` (one underscore before
-    the key) would be ignored silently: refuse it."""
-    if name in _RETIRED:
-        raise ConfigError(f"environment variable {name} is no longer read: set {_RETIRED[name]}")
-    if len(path) != 1:
-        return
-    for section in Settings.model_fields:
-        key = path[0].removeprefix(f"{section}_")
-        if key and key != path[0]:
-            raise ConfigError(
-                f"environment variable {name} is not read: settings take two underscores "
-                f"between section and key, e.g. {ENV_PREFIX}{section.upper()}__{key.upper()}"
-            )
-
-
-def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _deep_merge(dict(merged[key]), value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _from_env(overlay: Mapping[str, Any], loc: tuple[str | int, ...]) -> bool:
-    node: Any = overlay
-    for part in loc:
-        if not isinstance(node, Mapping) or str(part) not in node:
-            return False
-        node = node[str(part)]
-    return True
-
-
-def _format_validation(err: ValidationError, source: str,
-                       overlay: Mapping[str, Any] | None = None) -> str:
-    lines = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        if overlay and _from_env(overlay, e["loc"]):
-            loc = ENV_PREFIX + "__".join(str(p).upper() for p in e["loc"])
-        if e["type"] == "extra_forbidden":
-            lines.append(f"{source}: unknown key '{loc}' (check the spelling; see docs/config.md)")
-        else:
-            lines.append(f"{source}: '{loc}': {e['msg']} (got {e.get('input')!r})")
-    return "\n".join(lines)
-
-
-def load_settings(
-    path: str | Path | None = None, environ: Mapping[str, str] | None = None
-) -> Settings:
-    """Load settings: YAML file (if any) → env overlay → validated frozen model.
-
-    ``path`` defaults to ``$ICETIDE_CONFIG`` or ``./icetide.yaml`` when it exists.
-    """
-    environ = os.environ if environ is None else environ
-    explicit = path is not None or "ICETIDE_CONFIG" in environ
-    cfg_path = Path(path or environ.get("ICETIDE_CONFIG", DEFAULT_CONFIG_FILE))
-    data: dict[str, Any] = {}
-    source = str(cfg_path)
-    if cfg_path.exists():
-        try:
-            loaded = yaml.safe_load(cfg_path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{source}: expected a mapping at the top level, got {loaded!r}")
-        _reject_secrets_in_yaml(loaded, source)
-        data = loaded
-    elif explicit:
-        raise ConfigError(f"config file {source} does not exist: create it or unset ICETIDE_CONFIG")
-    overlay = env_overlay(environ)
-    merged = _deep_merge(data, overlay)
-    try:
-        return Settings.model_validate(merged)
-    except ValidationError as exc:
-        where = source if data else "environment"
-        if overlay and data:
-            where = f"{source} + ICETIDE_* environment"
-        raise ConfigError(_format_validation(exc, where, overlay)) from None
