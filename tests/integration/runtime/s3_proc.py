@@ -2,8 +2,9 @@
 test_s3_warehouse.py: ``python -m tests.integration.runtime.s3_proc OUT.json``.
 
 Writes a merge-on-read table with deletes, plants an orphan object beside its data, runs
-the orphan sweep (everything older than now + 60 s: only references protect a file) and
-a compaction, and reports what it saw as JSON."""
+the orphan sweep (everything older than now + 60 s: only references protect a file), a
+maintenance pass (compaction, expiry) and a query over the Thrift endpoint, and reports
+what it saw as JSON."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ import os
 import sys
 import time
 
-from icetide.config import load_settings
+from pyhive import hive
+
+from icetide.app.context import Context
+from icetide.config import MaintenanceConfig, load_settings
+from icetide.devkit.embedded.process import free_port
 from icetide.lake.commit import load_table
-from icetide.maintenance import actions
+from icetide.maintenance import Maintainer, actions
 from icetide.runtime import s3
 from icetide.runtime.session import get_spark
 
 TABLE = "db.clicks"
+#: compact the two inserts' small files and expire all but the newest snapshot at once
+EAGER = MaintenanceConfig(snapshot_retention=0, retain_last=1, min_input_files=2)
 ORPHAN = "data/orphan-never-committed.parquet"
 #: SeaweedFS's REST catalog refuses a bucket transform in CREATE TABLE ("Invalid request
 #: body"): the REST test asks for day partitions only
@@ -42,9 +49,17 @@ def main(out: str) -> None:
         f.write(b"not a parquet file")
     swept = actions.remove_orphans(spark, load_table(spark, TABLE),
                                    int(time.time() * 1000) + 60_000, dry_run=False)
+    upkeep = Maintainer(spark, settings, policy=EAGER).run(TABLE, orphans=False)
     rows = spark.sql(f"SELECT count(*), sum(id) FROM {TABLE}").collect()[0]
+    with Context(settings).serve_sql(port=free_port()) as server:
+        conn = hive.connect(host=server.host, port=server.port)
+        cursor = conn.cursor()
+        cursor.execute(f"SELECT count(*) FROM {TABLE}")
+        served = cursor.fetchall()[0][0]
+        conn.close()
     with open(out, "w") as f:
-        json.dump({"location": location, "swept": swept, "count": rows[0], "sum": rows[1]}, f)
+        json.dump({"location": location, "swept": swept, "count": rows[0], "sum": rows[1],
+                   "maintained": sorted(upkeep.actions), "served": served}, f)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from icetide.app.context import Context
 from icetide.config import load_settings
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.embedded.seaweed import EmbeddedS3, S3Info
@@ -63,6 +64,8 @@ def test_every_reader_and_the_orphan_sweep_on_s3(store: S3Info, tmp_path: Path,
         assert (out["count"], out["sum"]) == (180, sum(i for i in range(200) if i % 10))
         assert out["swept"]["orphan_files"] == 1
         assert out["swept"]["sample"][0].endswith("orphan-never-committed.parquet")
+        assert {"compaction", "expiry"} <= set(out["maintained"])
+        assert out["served"] == 180  # HiveServer2 (icetide serve sql) on the same lake
         objects = _objects(store, "lake1")
         assert not any(o.endswith("orphan-never-committed.parquet") for o in objects)
         assert sum(o.endswith(".parquet") for o in objects) >= 2  # referenced ones stay
@@ -72,6 +75,8 @@ def test_every_reader_and_the_orphan_sweep_on_s3(store: S3Info, tmp_path: Path,
         table = pyiceberg_catalog(settings).load_table(("db", "clicks"))
         ids = table.scan().to_arrow().column("id").to_pylist()
         assert sorted(ids) == [i for i in range(200) if i % 10]
+        [row] = [r for r in Context(settings).status(lag=False) if r.table == "db.clicks"]
+        assert row.rows_total == 180 and row.last_commit_ms is not None
         duck = run_duckdb(settings, "SELECT kind, count(*) FROM lake.db.clicks GROUP BY kind "
                                     "ORDER BY kind")
         assert duck.rows == [("click", 100), ("view", 80)]
