@@ -348,6 +348,23 @@ class DashboardConfig(_Section):
             raise ValueError(str(exc)) from None
 
 
+class TrinoConfig(_Section):
+    """Trino (``icetide sql --engine trino``, ``icetide trino start``; docs/connect.md):
+    ``uri`` names a running Trino (``http(s)://host:port``); without one, the local server
+    ``icetide trino start`` runs for this home on ``host:port`` (loopback), its catalog
+    ``catalog`` pointing at this lake's catalog service."""
+
+    uri: str | None = None
+    catalog: str = "iceberg"
+    user: str = "icetide"
+    password: SecretStr | None = None  # env only: ICETIDE_TRINO__PASSWORD (needs https)
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    heap: str = "2G"
+    java_home: Path | None = None  # a JDK >= 24; default: found (docs/connect.md)
+    start_timeout: float = Field(default=300.0, gt=0)
+
+
 class Settings(_Section):
     """The whole configuration."""
 
@@ -361,6 +378,7 @@ class Settings(_Section):
     sql_server: SqlServerConfig = SqlServerConfig()
     dashboard: DashboardConfig = DashboardConfig()
     maintenance: MaintenanceConfig = MaintenanceConfig()
+    trino: TrinoConfig = TrinoConfig()
 
     @property
     def warehouse(self) -> str:
