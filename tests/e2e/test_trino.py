@@ -163,8 +163,16 @@ def test_trino_lists_every_table_spark_lists(lake: TrinoLake) -> None:
     assert sorted(r[0] for r in rows.rows) == [t.lower() for t in spark_tables]
 
 
-def test_the_lake_has_delete_files(lake: TrinoLake) -> None:
-    """The comparison below covers merge-on-read deletes: the CDC tables carry them."""
+def _partition_fields(lake: TrinoLake, table: str) -> list[str]:
+    schema = lake.spark.table(f"{lake.cat}.{table}.partitions").schema
+    return list(schema["partition"].dataType.fieldNames())  # type: ignore[attr-defined]
+
+
+def test_the_lake_has_partitions_buckets_and_delete_files(lake: TrinoLake) -> None:
+    """The comparison below covers what icetide writes: day-partitioned append tables,
+    bucketed merge-on-read primary-key tables, and their delete files."""
+    assert _partition_fields(lake, "ods_behavior.clickevent") == ["eventTime_day"]
+    assert _partition_fields(lake, "dim_db.user_member") == ["userid_bucket"]
     found = lake.spark.sql(
         f"SELECT count(*) FROM {lake.cat}.dim_db.user_member.delete_files").collect()[0][0]
     assert found > 0
