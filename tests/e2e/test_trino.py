@@ -11,7 +11,8 @@ on loopback) reads it through `icetide catalog`'s thrift URI.
 Asserted: Trino lists every table Spark lists; each table is equal row for row (as
 multisets) in Trino and in Spark; the seed's `select * from ods_behavior.clickevent limit
 100` gives 100 of Spark's rows and the seed's GROUP BY gives Spark's groups; `icetide
-sql --engine trino` and `icetide trino status|stop` work from the command line.
+sql --engine trino` and `icetide trino status|stop` work from the command line; the running
+Trino sees each new commit at once.
 """
 
 from __future__ import annotations
@@ -217,3 +218,19 @@ def test_the_command_line(lake: TrinoLake) -> None:
     refused = _cli(lake.env, "sql", "--engine", "trino",
                    "DELETE FROM dim_db.products WHERE productId = '1'")
     assert refused.returncode == 1 and "Access Denied" in refused.stderr
+
+
+def test_trino_sees_each_new_commit(lake: TrinoLake) -> None:
+    """No stale reads: a commit is visible to the running Trino at once (no caches to
+    expire), as `icetide sql --engine trino` users expect of a near-real-time lake."""
+    table = f"{lake.cat}.trino_fresh.t"
+    lake.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {lake.cat}.trino_fresh")
+    lake.spark.sql(f"CREATE TABLE {table} (id INT) USING iceberg")
+    try:
+        for n in (1, 2, 3):
+            lake.spark.sql(f"INSERT INTO {table} VALUES ({n})")
+            seen = run_trino(lake.settings, "SELECT count(*), max(id) FROM trino_fresh.t")
+            assert seen.rows == [(n, n)]
+    finally:
+        lake.spark.sql(f"DROP TABLE {table} PURGE")
+        lake.spark.sql(f"DROP NAMESPACE {lake.cat}.trino_fresh")
