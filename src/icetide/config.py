@@ -364,6 +364,14 @@ class TrinoConfig(_Section):
     java_home: Path | None = None  # a JDK >= 24; default: found (docs/connect.md)
     start_timeout: float = Field(default=300.0, gt=0)
 
+    @field_validator("catalog")
+    @classmethod
+    def _catalog(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", v):
+            raise ValueError(f"trino.catalog {v!r} must be a lower-case identifier like "
+                             "'iceberg' (Trino's catalog name, its file etc/catalog/<name>)")
+        return v
+
 
 class Settings(_Section):
     """The whole configuration."""

@@ -66,3 +66,9 @@ def test_write_etc(tmp_path: Path) -> None:
 
 def test_render() -> None:
     assert render({"a": "1", "b.c": "x"}, "one\ntwo") == "# one\n# two\na=1\nb.c=x\n"
+
+
+def test_the_catalog_name_is_an_identifier() -> None:
+    with pytest.raises(ValueError, match=r"trino\.catalog '\.\./x' must be a lower-case"):
+        TrinoConfig(catalog="../x")
+    assert TrinoConfig(catalog="lake_1").catalog == "lake_1"
