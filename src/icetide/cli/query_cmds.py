@@ -113,8 +113,10 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
 @click.argument("query")
 @format_option
 @click.option(
-    "--engine", type=click.Choice(["spark", "duckdb"]), default="spark", show_default=True,
-    help="spark: any statement, any catalog. duckdb: fast read-only SELECT, no JVM.",
+    "--engine", type=click.Choice(["spark", "duckdb", "trino"]), default="spark",
+    show_default=True,
+    help="spark: any statement, any catalog. duckdb: fast read-only SELECT, no JVM. "
+         "trino: Trino SQL on trino.uri or this lake's `icetide trino start`.",
 )
 @click.option(
     "--limit", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -122,7 +124,8 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
 )
 @config_option
 def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None) -> None:
-    """Run QUERY (Spark SQL, or DuckDB SQL with --engine duckdb) and print the result.
+    """Run QUERY (Spark SQL, DuckDB SQL with --engine duckdb, Trino SQL with --engine
+    trino) and print the result.
 
     Tables are named namespace.table (or catalog.namespace.table).
     """

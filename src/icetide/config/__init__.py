@@ -35,12 +35,13 @@ from icetide.config.sections import (
     Settings,
     SparkConfig,
     SqlServerConfig,
+    TrinoConfig,
 )
 
 __all__ = [
     "DEFAULT_CONFIG_FILE", "DRIVER_ONLY", "ENV_PREFIX", "KAFKA_PROPS", "SECRET_KEYS",
     "CatalogConfig", "DashboardConfig", "Duration", "FlowsConfig", "JarsConfig",
     "KafkaConfig", "MaintenanceConfig", "MetastoreConfig", "PythonEnvConfig", "S3Config",
-    "Settings", "SparkConfig", "SqlServerConfig", "env_name", "env_overlay", "load_settings",
-    "parse_duration",
+    "Settings", "SparkConfig", "SqlServerConfig", "TrinoConfig", "env_name", "env_overlay",
+    "load_settings", "parse_duration",
 ]

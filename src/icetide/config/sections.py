@@ -311,6 +311,31 @@ class DashboardConfig(_Section):
     token: SecretStr | None = None  # env only
 
 
+class TrinoConfig(_Section):
+    """Trino (``icetide sql --engine trino``, ``icetide trino start``; docs/connect.md):
+    ``uri`` names a running Trino (``http(s)://host:port``); without one, the local server
+    ``icetide trino start`` runs for this home on ``host:port`` (loopback), its catalog
+    ``catalog`` pointing at this lake's catalog service."""
+
+    uri: str | None = None
+    catalog: str = "iceberg"
+    user: str = "icetide"
+    password: SecretStr | None = None  # env only: ICETIDE_TRINO__PASSWORD (needs https)
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    heap: str = "2G"
+    java_home: Path | None = None  # a JDK >= 24; default: found (docs/connect.md)
+    start_timeout: float = Field(default=300.0, gt=0)
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", v):
+            raise ValueError(f"trino.catalog {v!r} must be a lower-case identifier like "
+                             "'iceberg' (Trino's catalog name, its file etc/catalog/<name>)")
+        return v
+
+
 class Settings(_Section):
     """The whole configuration."""
 
@@ -325,6 +350,7 @@ class Settings(_Section):
     sql_server: SqlServerConfig = SqlServerConfig()
     dashboard: DashboardConfig = DashboardConfig()
     maintenance: MaintenanceConfig = MaintenanceConfig()
+    trino: TrinoConfig = TrinoConfig()
 
     @property
     def warehouse(self) -> str:

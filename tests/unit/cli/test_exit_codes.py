@@ -38,6 +38,7 @@ VERBS: list[list[str]] = [
     ["call", "system.rewrite_data_files(table => 'db.t')"],
     ["serve", "sql"],
     ["jars", "list"],
+    ["trino", "status"],
 ]
 
 
