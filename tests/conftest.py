@@ -89,16 +89,18 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
 
 
 # --- broker: the embedded Kafka-protocol broker (owner: sources/kafka) ----------------------
-# `broker`: the bootstrap string ("127.0.0.1:<free port>") of one Tansu broker per test
-# session (in-memory: data lives as long as the session). `kafka_topic(partitions=3)` creates
-# a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap, name,
-# partitions)` does the same for any broker. Tests that stop or restart a broker start their
-# own EmbeddedBroker.
+# `broker`: the bootstrap string ("127.0.0.1:<free port>") of one broker per test session and
+# kind: Tansu (in-memory: data lives as long as the session) by default; a test module or
+# test marked `@tests.brokers.BOTH` runs once on Tansu and once on Apache Kafka (KRaft, its
+# own log dirs), `@tests.brokers.APACHE` on Apache Kafka only. `kafka_topic(partitions=3)`
+# creates a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap,
+# name, partitions)` does the same for any broker. Tests that stop or restart a broker start
+# their own (`tests.brokers.start_broker(kind, ...)`).
 
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
-from icetide.devkit.embedded.broker import EmbeddedBroker  # noqa: E402
+from tests.brokers import start_broker  # noqa: E402
 
 
 def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:
@@ -113,8 +115,10 @@ def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -
 
 
 @pytest.fixture(scope="session")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with EmbeddedBroker(None, tmp_path_factory.mktemp("broker")) as embedded:
+def broker(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    kind = getattr(request, "param", "tansu")
+    with start_broker(kind, tmp_path_factory.mktemp(f"broker-{kind}")) as embedded:
         yield embedded.bootstrap
 
 

@@ -19,6 +19,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -67,6 +68,9 @@ class JarGroup(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     why: str
     coordinates: tuple[str, ...]
+    #: "spark": jars for Spark's class path (pyspark's own jars are left out); "own": a
+    #: program in a JVM of its own (e.g. the embedded Kafka broker), resolved whole
+    jvm: Literal["spark", "own"] = "spark"
 
     def parsed(self) -> tuple[Coordinate, ...]:
         return tuple(Coordinate.parse(c) for c in self.coordinates)
