@@ -8,6 +8,7 @@ broker has — transactions, retention, SASL/SCRAM). Each kind is started once p
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,9 @@ from icetide.devkit.embedded.kafka import EmbeddedKafka, ScramUser
 
 BrokerKind = Literal["tansu", "kafka"]
 KINDS: tuple[BrokerKind, ...] = ("tansu", "kafka")
+
+#: the SCRAM user of the session's Apache Kafka (a fresh password each session)
+SCRAM = ScramUser("icetide-test", secrets.token_urlsafe(16))
 
 BOTH = pytest.mark.parametrize("broker", KINDS, indirect=True)
 APACHE = pytest.mark.parametrize("broker", ["kafka"], indirect=True)

@@ -95,12 +95,15 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
 # own log dirs), `@tests.brokers.APACHE` on Apache Kafka only. `kafka_topic(partitions=3)`
 # creates a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap,
 # name, partitions)` does the same for any broker. Tests that stop or restart a broker start
-# their own (`tests.brokers.start_broker(kind, ...)`).
+# their own (`tests.brokers.start_broker(kind, ...)`). `apache_kafka` is the session's
+# EmbeddedKafka itself (its SASL/SCRAM listener: `.sasl_bootstrap`, user tests.brokers.SCRAM).
 
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
-from tests.brokers import start_broker  # noqa: E402
+from icetide.devkit.embedded.broker import EmbeddedBroker  # noqa: E402
+from icetide.devkit.embedded.kafka import EmbeddedKafka  # noqa: E402
+from tests.brokers import KINDS, SCRAM  # noqa: E402
 
 
 def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:
@@ -115,11 +118,26 @@ def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -
 
 
 @pytest.fixture(scope="session")
-def broker(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(None, tmp_path_factory.mktemp("tansu")) as embedded:
+        yield embedded
+
+
+@pytest.fixture(scope="session")
+def apache_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedKafka]:
+    """Apache Kafka with a PLAINTEXT listener and a SASL/SCRAM one (user ``SCRAM.name``)."""
+    with EmbeddedKafka(None, tmp_path_factory.mktemp("kafka"), scram=SCRAM) as embedded:
+        yield embedded
+
+
+@pytest.fixture(scope="session")
+def broker(request: pytest.FixtureRequest) -> str:
     kind = getattr(request, "param", "tansu")
-    with start_broker(kind, tmp_path_factory.mktemp(f"broker-{kind}")) as embedded:
-        yield embedded.bootstrap
+    if kind not in KINDS:
+        raise ValueError(f"unknown broker kind {kind!r}: use one of {KINDS}")
+    embedded: EmbeddedBroker | EmbeddedKafka = request.getfixturevalue(
+        "apache_kafka" if kind == "kafka" else "tansu")
+    return embedded.bootstrap
 
 
 @pytest.fixture

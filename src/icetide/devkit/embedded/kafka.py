@@ -5,7 +5,9 @@ the ``kafka-broker`` group of ``runtime/jars.toml``, resolved by ``icetide jars 
 into the jar cache and never put on a Spark class path) in a JVM of its own. Every
 listener is on 127.0.0.1 only: the client listener on ``port`` (a free port when
 ``None``), the controller listener and, with ``scram=ScramUser(...)``, a SASL/SCRAM
-listener on free ports. The log dirs live in ``<data_dir>/logs`` and survive a restart
+listener on free ports. Retention is off unless asked (``retention_ms``, or a topic's
+``retention.ms``): Kafka deletes by record timestamp, and the tests' records are stamped
+in 2023. The log dirs live in ``<data_dir>/logs`` and survive a restart
 on the same ``data_dir`` (the first start formats them, as ``kafka-storage.sh format``
 does; the SCRAM credential is written then too). Output goes to ``<data_dir>/broker.log``.
 
@@ -79,8 +81,9 @@ class EmbeddedKafka:
     """An Apache Kafka broker (KRaft, one node) on loopback with private log dirs."""
 
     def __init__(self, port: int | None, data_dir: str | Path, *, scram: ScramUser | None = None,
-                 settings: Settings | None = None) -> None:
+                 retention_ms: int = -1, settings: Settings | None = None) -> None:
         self.port = port if port is not None else free_port()
+        self.retention_ms = retention_ms
         self.data_dir = Path(data_dir).resolve()
         self.scram = scram
         self.settings = settings
@@ -138,7 +141,9 @@ class EmbeddedKafka:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
-            # retention is checked every second (Kafka's default: 5 minutes)
+            # -1: keep every record (as Tansu does), whatever its timestamp; a topic's own
+            # retention.ms still applies, checked every second (Kafka's default: 5 minutes)
+            "log.retention.ms": str(self.retention_ms),
             "log.retention.check.interval.ms": "1000",
         }
         if self.scram is not None:
