@@ -95,15 +95,17 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
 # own log dirs), `@tests.brokers.APACHE` on Apache Kafka only. `kafka_topic(partitions=3)`
 # creates a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap,
 # name, partitions)` does the same for any broker. Tests that stop or restart a broker start
-# their own (`tests.brokers.start_broker(kind, ...)`). `apache_kafka` is the session's
-# EmbeddedKafka itself (its SASL/SCRAM listener: `.sasl_bootstrap`, user tests.brokers.SCRAM).
+# their own (`icetide.devkit.embedded.kinds.embedded_broker(kind, dir)`). `apache_kafka` is
+# the session's EmbeddedKafka (its SASL/SCRAM listener: `.sasl_bootstrap`, user
+# tests.brokers.SCRAM).
 
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 from icetide.devkit.embedded.broker import EmbeddedBroker  # noqa: E402
 from icetide.devkit.embedded.kafka import EmbeddedKafka  # noqa: E402
-from tests.brokers import KINDS, SCRAM  # noqa: E402
+from icetide.devkit.embedded.kinds import KINDS  # noqa: E402
+from tests.brokers import SCRAM  # noqa: E402
 
 
 def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:
