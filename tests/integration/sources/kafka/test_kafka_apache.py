@@ -105,7 +105,8 @@ def test_offsets_deleted_by_retention_follow_offset_out_of_range(
     earliest = source(broker, topic, "earliest").plan({"0": 10})
     assert earliest is not None and offsets(earliest.start) == {"0": 40}
     assert earliest.records == 60  # the 30 deleted offsets are skipped, and noted:
-    assert earliest.info["notes"] == ["partition 0 reset 10 -> 40 (earliest)"]
+    assert earliest.info["notes"] == [
+        "partition 0 reset 10 -> 40 (earliest, 30 offsets skipped)"]
     assert values(spark, source(broker, topic), earliest) == sorted(
         f"m-{i}" for i in range(40, 100))
     latest = source(broker, topic, "latest").plan({"0": 10})
@@ -116,6 +117,8 @@ def test_offsets_deleted_by_retention_follow_offset_out_of_range(
         source(broker, topic).plan_to({"0": 10}, {"0": 60})
     again = source(broker, topic, "earliest").plan_to({"0": 10}, {"0": 60})
     assert offsets(again.start) == {"0": 40} and again.records == 20
+    assert again.info["notes"] == [
+        "partition 0 range start 10 -> 40 (deleted by retention, 30 offsets skipped)"]
 
 
 def sasl_settings(tmp_path: Path, kafka: EmbeddedKafka, password: str
