@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from icetide.config import Settings
+from icetide.config import Settings, load_settings
 from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use, stop_process
 from icetide.errors import RuntimeSetupError
 
@@ -56,11 +56,12 @@ class ScramUser:
 
 
 def kafka_classpath(settings: Settings | None = None) -> str:
-    """The broker's class path: the ``kafka-broker`` jars from the jar cache (resolving
-    them once when the cache lacks them, as every JVM dependency of icetide)."""
+    """The broker's class path: the ``kafka-broker`` jars from the jar cache or ``jars.dir``
+    of ``settings`` (default: the configuration in effect), resolving them once when the
+    cache lacks them, as every JVM dependency of icetide."""
     from icetide.runtime.classpath import group_jars
 
-    jars = group_jars(settings or Settings(), [JAR_GROUP])
+    jars = group_jars(settings or load_settings(), [JAR_GROUP])
     return os.pathsep.join(str(p) for p in jars)
 
 
