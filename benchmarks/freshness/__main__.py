@@ -30,6 +30,7 @@ import numpy as np
 
 from benchmarks.freshness.run import Load, RunResult, keep_log, measure
 from benchmarks.report import append_section
+from icetide.devkit.embedded.kinds import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,6 +43,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--trigger", type=float, default=None,
                    help="trigger interval (minimum spacing), seconds; default: the pipeline's")
     p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--broker", choices=KINDS, default="tansu",
+                   help="the embedded broker: tansu (default) or kafka (Apache Kafka, KRaft)")
     p.add_argument("--compare", type=Path, default=None,
                    help="a checkout whose src/ runs the pipeline first, as 'before'")
     p.add_argument("--compare-trigger", type=float, default=None, metavar="S",
@@ -128,7 +131,8 @@ def _labels(a: argparse.Namespace) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
-    load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env), storage=a.storage)
+    load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env), storage=a.storage,
+                broker=a.broker)
     first, second = _labels(a)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
         if (a.compare is not None or a.compare_trigger is not None or a.compare_env
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         trig += f" --storage {a.storage}" + (f" --compare-storage {a.compare_storage}"
                                              if a.compare_storage else "")
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
-            f"{a.seconds:g}{trig} --partitions {a.partitions}"
+            f"{a.seconds:g}{trig} --partitions {a.partitions} --broker {a.broker}"
             f"{' --compare <checkout>' if a.compare else ''}`\n\n"
             "Probe click produced → commit that made it visible, p50 / p99 (whole "
             "clickstream pipeline, CDC dimensions with business updates):\n\n"

@@ -19,7 +19,7 @@ from typing import Any
 from benchmarks.cpu import CpuMeter, descendants
 from benchmarks.freshness.trace import ODS, Probe, commits, freshness
 from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, S3Config, Settings
-from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kinds import BrokerKind, Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.embedded.seaweed import EmbeddedS3, S3Info
 from icetide.devkit.gen.business import BusinessOptions, run_business_updates
@@ -45,6 +45,8 @@ class Load:
     env: dict[str, str] = field(default_factory=dict)
     #: where the lake lives: the home's disk, or an S3-compatible store (SeaweedFS)
     storage: str = "local"
+    #: the embedded broker: ``tansu`` (the default) or ``kafka`` (Apache Kafka, KRaft)
+    broker: BrokerKind = "tansu"
 
 
 #: Called every 10 s of the measured run with the catalog, the seconds elapsed and the
@@ -198,7 +200,8 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
     from icetide.runtime.catalogs import pyiceberg_catalog
 
     home.mkdir(parents=True)
-    with _store(home, load.storage) as store, EmbeddedBroker(None, home / "broker") as broker:
+    with _store(home, load.storage) as store, embedded_broker(load.broker, home / "broker"
+                                                              ) as broker:
         bs = broker.bootstrap
         settings = _settings(home, bs, store)
         produce_clicks(bs, TOPIC, GenOptions(count=WARMUP_CLICKS, partitions=load.partitions,
@@ -223,8 +226,7 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
     return result
 
 
-def _meter(settings: Settings, proc: subprocess.Popen[bytes], broker: EmbeddedBroker
-           ) -> CpuMeter:
+def _meter(settings: Settings, proc: subprocess.Popen[bytes], broker: Embedded) -> CpuMeter:
     """The pipeline process tree, the home's metastore service (its Python process and
     JVM: the pipeline started it, so it is taken out of the pipeline's tree), the broker
     and this harness process (its generator threads)."""

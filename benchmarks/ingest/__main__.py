@@ -35,7 +35,7 @@ from benchmarks.ingest.peer import pyiceberg_ingest
 from benchmarks.ingest.rawbench import raw_consume
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, KafkaConfig, Settings, SparkConfig
-from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kinds import KINDS, embedded_broker
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake.commit import iter_ancestor_summaries
@@ -55,6 +55,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--events", type=int, default=1_000_000, help="events for (a)/(b)/(c)")
     p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--broker", choices=KINDS, default="tansu",
+                   help="the embedded broker: tansu (default) or kafka (Apache Kafka, KRaft)")
     p.add_argument("--max-records", type=int, default=500_000, help="per micro-batch")
     p.add_argument("--passes", type=int, default=3, choices=range(1, 11), metavar="1..10",
                    help="timed passes of every path, each over --events new events")
@@ -201,7 +203,7 @@ def _body(a: argparse.Namespace, passes: list[Pass], gen_rate: float, lat: np.nd
     last = passes[-1]
     return f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
 {a.partitions} --max-records {a.max_records} --passes {a.passes} --fresh-rate \
-{a.fresh_rate:.0f} --trigger {a.trigger}`
+{a.fresh_rate:.0f} --trigger {a.trigger} --broker {a.broker}`
 
 (a) raw confluent-kafka consume + orjson decode, 1 process; (b) icetide Kafka → \
 `ods_behavior.clickevent`; (c) pyiceberg-only Python ingester. Each pass: {a.events:,} new \
@@ -238,7 +240,7 @@ def _passes(spark: SparkSession, flow: Flow, bootstrap: str, a: argparse.Namespa
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     with tempfile.TemporaryDirectory(prefix="icetide-bench-") as tmp, \
-            EmbeddedBroker(None, Path(tmp) / "broker") as broker:
+            embedded_broker(a.broker, Path(tmp) / "broker") as broker:
         bs = broker.bootstrap
         produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
         spark, flow = _flow(Path(tmp) / "home", bs, a.max_records)

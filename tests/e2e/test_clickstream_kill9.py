@@ -2,7 +2,8 @@
 
 `icetide run examples/clickstream --conf clickstream.dims=cdc` runs every flow of the
 example — Kafka → ``ods_behavior.clickevent`` (+ DLQ), MariaDB ``user_db`` → ``dim_db.*``
-by CDC, and the layers ``dwd → dws → ads`` — against a real broker, a private MariaDB,
+by CDC, and the layers ``dwd → dws → ads`` — against Apache Kafka (KRaft, started here;
+the heavy e2e runs on the real broker only), a private MariaDB,
 real Spark and real Iceberg. While clicks (2 % malformed) are produced and a second
 thread changes prices and member levels and adds and removes members, the process group
 (JVM included) is SIGKILLed at random moments at least four times, each time after the
@@ -28,7 +29,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.devkit.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
-from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kafka import EmbeddedKafka
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, produce_clicks
@@ -137,7 +138,7 @@ def test_kill9_whole_pipeline_equals_recomputation(
         tmp_path: Path, spark: SparkSession, lake: tuple[Path, str], shop: MariaDBInfo) -> None:
     home, cat = lake
     began = time.monotonic()
-    with EmbeddedBroker(None, tmp_path / "broker") as broker:
+    with EmbeddedKafka(None, tmp_path / "broker") as broker:
         env = pipeline_env(home, broker.bootstrap, shop)
         producers = Producers(broker.bootstrap, shop)
         producers.start()

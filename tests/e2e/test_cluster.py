@@ -11,7 +11,7 @@ test's ``PYTHONPATH``, so executors can import icetide only from the archive.
   worker's work dir, never the driver's venv or source tree.
 * ``test_clickstream_on_cluster_survives_worker_and_driver_kills``:
   ``icetide run examples/clickstream`` (``spark.master=spark://127.0.0.1:PORT``, the
-  catalog service, the embedded broker, a private MariaDB with CDC) while clicks and
+  catalog service, Apache Kafka (KRaft, started here), a private MariaDB with CDC) while clicks and
   business updates flow; kill -9 of one worker (its executor and Python workers with it)
   while batches run: the run goes on committing; kill -9 of the driver: the restart
   resumes from the committed markers; the clicks stop; a final ``--once`` drain on the
@@ -36,7 +36,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from icetide.devkit.demo.reconcile import reconcile_dims, reconcile_layers, reconcile_ods
-from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kafka import EmbeddedKafka
 from icetide.devkit.embedded.mariadb import MariaDBInfo
 from icetide.devkit.embedded.spark_cluster import EmbeddedSparkCluster, spark_home
 from icetide.devkit.gen.clicks import GenOptions, GenReport
@@ -130,7 +130,7 @@ def test_clickstream_on_cluster_survives_worker_and_driver_kills(
     home, cat = lake
     began = time.monotonic()
     args = ("--trigger-interval", "1", "--conf", "clickstream.dims=cdc")
-    with EmbeddedBroker(None, tmp_path / "broker") as broker:
+    with EmbeddedKafka(None, tmp_path / "broker") as broker:
         env = _cluster_env(pipeline_env(home, broker.bootstrap, shop), cluster, pyenv_home)
         producers = Producers(broker.bootstrap, shop, CLICKS)
         producers.start()

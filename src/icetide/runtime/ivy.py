@@ -2,9 +2,10 @@
 ``spark.jars.packages`` (its jar ships in pyspark's ``jars/``: no Maven needed).
 
 One Ivy module with one configuration per group of ``jars.toml``; every artifact pyspark
-already ships is excluded, as Spark's ``--packages`` excludes Spark's own. Ivy downloads
-into ``<cache>/ivy``; its resolution report names each configuration's files, which
-become the manifest the sessions read. Measured on a 2-core machine (docs/deploy.md):
+already ships is excluded from the groups for Spark's class path, as Spark's ``--packages``
+excludes Spark's own (a group for a JVM of its own, ``jvm = "own"``, is resolved whole).
+Ivy downloads into ``<cache>/ivy``; its resolution report names each configuration's
+files, which become the manifest the sessions read. Measured on a 2-core machine (docs/deploy.md):
 ~17 s into an empty cache, under 1 s when everything is cached.
 """
 
@@ -52,8 +53,9 @@ def ivy_module(spec: JarSpec, excluded: list[str]) -> str:
         for group, g in spec.groups.items() for c in g.parsed()
     )
     own = {c.artifact for g in spec.groups.values() for c in g.parsed()}
-    excludes = "".join(f'<exclude module={quoteattr(a)} matcher="exact"/>'
-                       for a in excluded if a not in own)
+    spark = ",".join(g for g, group in spec.groups.items() if group.jvm == "spark")
+    excludes = "".join(f'<exclude module={quoteattr(a)} matcher="exact" conf={quoteattr(spark)}/>'
+                       for a in excluded if a not in own) if spark else ""
     return (f'<ivy-module version="2.0"><info organisation="{IVY_ORG}" module="{IVY_MODULE}"/>'
             f"<configurations>{confs}</configurations>"
             f"<dependencies>{deps}{excludes}</dependencies></ivy-module>\n")

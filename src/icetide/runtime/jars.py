@@ -19,6 +19,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -68,6 +69,9 @@ class JarGroup(BaseModel):
     coordinates: tuple[str, ...]
     #: ``group:artifact`` of transitive dependencies to leave out
     exclude: tuple[str, ...] = ()
+    #: "spark": jars for Spark's class path (pyspark's own jars are left out); "own": a
+    #: program in a JVM of its own (e.g. the embedded Kafka broker), resolved whole
+    jvm: Literal["spark", "own"] = "spark"
 
     def parsed(self) -> tuple[Coordinate, ...]:
         return tuple(Coordinate.parse(c) for c in self.coordinates)

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from cdc_pipeline_helpers import lake_rows, unique
 from pyspark.sql import SparkSession
+from tests.brokers import BOTH
 
 from icetide.config import Settings
 from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, BOTH]
 
 FLOWS = '''
 from icetide import pipelines as dp

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from cdc_pipeline_helpers import lake_rows, unique
 from pyspark.sql import SparkSession
+from tests.brokers import BOTH
 from tests.unit.sources.debezium.connectors import COLUMNS, PG_COLUMNS, message, row
 
 from icetide.config import Settings
 from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, BOTH]
 
 FLOWS = '''
 from icetide import pipelines as dp

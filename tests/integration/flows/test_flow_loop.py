@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient
 from pyspark.sql import DataFrame, SparkSession
 
 from icetide.config import KafkaConfig
@@ -25,6 +26,7 @@ from icetide.model.markers import Marker
 from icetide.sources.kafka import KafkaSource
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
 from icetide.tables.merge_engines import first_row
+from tests.brokers import BOTH
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -70,12 +72,13 @@ def _offsets(spark: SparkSession, table: str, topic_col: str = "_kafka_topic",
     return sorted((r[0], r[1], r[2]) for r in rows)
 
 
+@BOTH
 def test_batches_commit_rows_dead_letters_and_positions(
-        spark: SparkSession, loop_broker: str) -> None:
+        spark: SparkSession, broker: str) -> None:
     name = f"t{next(_names)}"
-    report = produce_clicks(loop_broker, name, GenOptions(count=3000, bad_ratio=0.1, seed=1))
+    report = produce_clicks(broker, name, GenOptions(count=3000, bad_ratio=0.1, seed=1))
     target, dlq = _tables(spark, name)
-    loop = FlowLoop(spark, _flow("clicks_flow", name, loop_broker, target, dlq))
+    loop = FlowLoop(spark, _flow("clicks_flow", name, broker, target, dlq))
 
     results = loop.run_until_caught_up()
     assert len(results) >= 4  # capped at 700 records per batch
@@ -91,7 +94,8 @@ def test_batches_commit_rows_dead_letters_and_positions(
     assert marker is not None
     offsets = marker.end[f"kafka:{name}"]
     assert sum(v for k, v in offsets.items() if k.isdigit()) == 3000
-    assert offsets["cluster"].startswith("icetide-")  # the embedded broker's cluster id
+    cluster = AdminClient({"bootstrap.servers": broker}).list_topics(timeout=5).cluster_id
+    assert offsets["cluster"] == cluster  # the offsets name the cluster they belong to
     assert loop.run_batch() is None  # caught up: a replay plans nothing
 
 
@@ -114,20 +118,21 @@ class _FailingSink:
         return AppendSink().write(spark, df, target, props, sides_done)
 
 
+@BOTH
 def test_half_committed_batch_is_finished_without_duplicates(
-        spark: SparkSession, loop_broker: str) -> None:
+        spark: SparkSession, broker: str) -> None:
     name = f"t{next(_names)}"
-    report = produce_clicks(loop_broker, name, GenOptions(count=1000, bad_ratio=0.2, seed=2))
+    report = produce_clicks(broker, name, GenOptions(count=1000, bad_ratio=0.2, seed=2))
     target, dlq = _tables(spark, name)
     sink = _FailingSink()
     with pytest.raises(RuntimeError, match="simulated crash"):
-        FlowLoop(spark, _flow("f", name, loop_broker, target, dlq, sink)).run_batch()
+        FlowLoop(spark, _flow("f", name, broker, target, dlq, sink)).run_batch()
     first_dlq = spark.table(dlq).count()
     assert first_dlq > 0 and spark.table(target).count() == 0
 
     # More data arrives before the restart: the pending batch must still end where it did.
-    produce_clicks(loop_broker, name, GenOptions(count=500, bad_ratio=0.2, seed=3))
-    loop = FlowLoop(spark, _flow("f", name, loop_broker, target, dlq, sink))
+    produce_clicks(broker, name, GenOptions(count=500, bad_ratio=0.2, seed=3))
+    loop = FlowLoop(spark, _flow("f", name, broker, target, dlq, sink))
     loop.run_until_caught_up(max_batches=50)
     while loop.run_batch() is not None:
         pass
@@ -156,16 +161,17 @@ def test_once_after_a_half_committed_batch_reads_on_to_the_end(
     assert spark.table(target).count() + spark.table(dlq).count() == 700
 
 
+@BOTH
 def test_a_second_writer_of_the_same_flow_never_commits_a_range_twice(
-        spark: SparkSession, loop_broker: str) -> None:
+        spark: SparkSession, broker: str) -> None:
     """Writer A plans a batch; before it commits, writer B (same flow, same target) commits
     the same range. A's commit is rejected (nothing written, dead letters included) and A
     re-plans from B's marker: every offset lands exactly once."""
     name = f"t{next(_names)}"
-    produce_clicks(loop_broker, name, GenOptions(count=900, bad_ratio=0.1, seed=11))
+    produce_clicks(broker, name, GenOptions(count=900, bad_ratio=0.1, seed=11))
     target, dlq = _tables(spark, name)
-    other = FlowLoop(spark, _flow("race", name, loop_broker, target, dlq, max_records=300))
-    plain = _flow("race", name, loop_broker, target, dlq, max_records=300)
+    other = FlowLoop(spark, _flow("race", name, broker, target, dlq, max_records=300))
+    plain = _flow("race", name, broker, target, dlq, max_records=300)
     raced = []
 
     def transform(ctx: BatchContext) -> DataFrame:
@@ -215,13 +221,14 @@ def _appended(spark: SparkSession, bootstrap: str, loop_class: type[FlowLoop],
     return loop.run_until_caught_up(), target, dlq
 
 
+@BOTH
 @pytest.mark.parametrize("bad_ratio", [0.0, 0.1])
 def test_dead_letters_are_counted_by_the_job_that_counts_the_batch(
-        spark: SparkSession, loop_broker: str, bad_ratio: float) -> None:
+        spark: SparkSession, broker: str, bad_ratio: float) -> None:
     """The job counting the output also counts the rejected rows (an observed metric): a
     batch's dead letters need no job of their own to be counted, none when there are none."""
-    observed, target, dlq = _appended(spark, loop_broker, FlowLoop, bad_ratio)
-    apart, target_apart, dlq_apart = _appended(spark, loop_broker, _CountsSidesApart, bad_ratio)
+    observed, target, dlq = _appended(spark, broker, FlowLoop, bad_ratio)
+    apart, target_apart, dlq_apart = _appended(spark, broker, _CountsSidesApart, bad_ratio)
 
     assert spark.table(dlq).count() == sum(r.dlq_rows for r in observed) == (
         spark.table(dlq_apart).count()) == sum(r.dlq_rows for r in apart)

@@ -21,7 +21,9 @@ from icetide.runtime.jars import (
 
 def test_the_shipped_list_pins_every_group_the_code_names() -> None:
     spec = load_spec()
-    assert set(ALWAYS) | {"aws", "s3a", "postgres"} == set(spec.groups)
+    assert set(ALWAYS) | {"aws", "s3a", "postgres", "kafka-broker"} == set(spec.groups)
+    # the broker runs in a JVM of its own: resolved whole, never on a Spark class path
+    assert [g for g, group in spec.groups.items() if group.jvm == "own"] == ["kafka-broker"]
     coords = {str(c) for g in spec.groups.values() for c in g.parsed()}
     assert "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7" in coords
     iceberg = spec.groups["iceberg"].parsed()[0]
@@ -69,3 +71,12 @@ def test_a_manifest_round_trips_and_a_missing_file_voids_it(tmp_path: Path) -> N
     jar.unlink()
     assert read_manifest(tmp_path / "m.json") is None
     assert read_manifest(tmp_path / "absent.json") is None
+
+
+def test_pyspark_jars_are_left_out_only_of_the_spark_groups() -> None:
+    from icetide.runtime.ivy import ivy_module
+
+    module = ivy_module(load_spec(), ["scala-library"])
+    assert '<exclude module="scala-library" matcher="exact" conf="iceberg,kafka,aws,postgres"/>' \
+        in module
+    assert '<conf name="kafka-broker"/>' in module and 'name="kafka_2.13"' in module

@@ -120,10 +120,16 @@ def resolve_start(
         if policy == "fail":
             raise OffsetOutOfRangeError(message)
         resolved[part] = low if policy == "earliest" else high
-        log.warning("%s — restarting at %d (kafka.offset_out_of_range=%s)",
-                    message.split("; the broker")[0], resolved[part], policy)
-        notes.append(f"partition {part} reset {offset} -> {resolved[part]} ({policy})")
+        skipped = _skipped(offset, resolved[part])
+        log.warning("%s — restarting at %d%s (kafka.offset_out_of_range=%s)",
+                    message.split("; the broker")[0], resolved[part], skipped, policy)
+        notes.append(f"partition {part} reset {offset} -> {resolved[part]} ({policy}{skipped})")
     return resolved, notes
+
+
+def _skipped(offset: int, restart: int) -> str:
+    """``, N offsets skipped`` when a reset moves forward (nothing when it moves back)."""
+    return f", {restart - offset} offsets skipped" if restart > offset else ""
 
 
 def fair_caps(available: Mapping[int, int], max_records: int) -> dict[int, int]:
@@ -211,7 +217,7 @@ def plan_exact(
         if begin < stop and (part not in watermarks or stop > high or begin < low):
             begin = _clamp_exact(topic, part, (begin, stop), watermarks, policy)
             notes.append(f"partition {part} range start {start.get(part)} -> {begin} "
-                         "(deleted by retention)")
+                         f"(deleted by retention{_skipped(start.get(part, begin), begin)})")
         resolved[part] = begin
     return OffsetPlan(resolved, dict(end), dict(watermarks), notes)
 

@@ -1,7 +1,8 @@
 """Broker outages: the planner and the task reader retry, back off, and never skip data.
 
 Tansu keeps data in memory only, so "the broker comes back" means: a new Tansu on the same
-port, re-created topic, the same messages produced again (same offsets).
+port, re-created topic, the same messages produced again (same offsets). Apache Kafka keeps
+its log: killed and restarted on the same data dir, it has the same records.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kafka_test_helpers import Background, capture, offsets, produce_exact
 
 from icetide.config import KafkaConfig
 from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kafka import EmbeddedKafka
 from icetide.errors import SourceError
 from icetide.sources.kafka import KafkaSource
 from icetide.sources.kafka.reader import SliceReader
@@ -89,3 +91,32 @@ def test_reader_resumes_after_stall_and_restart(tmp_path: Path) -> None:
     table = pa.Table.from_batches(batches)
     assert table.column("offset").to_pylist() == list(range(2000))
     assert table.column("value").to_pylist() == [f"m-0-{i}".encode() for i in range(2000)]
+
+
+def test_reader_resumes_after_apache_kafka_is_killed_and_restarted(tmp_path: Path) -> None:
+    """Apache Kafka keeps its log on disk: after kill -9 and a restart on the same data dir
+    (same ports, same cluster) the stalled reader goes on where it stopped."""
+    kafka = EmbeddedKafka(None, tmp_path)
+    kafka.start()
+    try:
+        fill(kafka.bootstrap, "k", {0: 1000})
+        reader = SliceReader(kafka.bootstrap, poll_timeout=0.2, stall_timeout=0.5,
+                             backoff_max=0.5, batch_rows=300)
+        plan = pa.RecordBatch.from_pylist([{"topic": "k", "partition": 0, "start": 0,
+                                            "end": 2000}])
+        with capture([READER_LOG]) as logs:
+            reading = Background(lambda: list(reader([plan])))
+            reading.start()
+            logs.wait_for(lambda ms: any("at offset 1000" in m for m in ms), timeout=60)
+            kafka.kill()
+            logs.wait_for(lambda ms: len([m for m in ms if "reconnecting" in m]) >= 3)
+            kafka.start()
+            produce_exact(kafka.bootstrap, "k", {0: 1000}, prefix="after")
+            batches = reading.outcome(timeout=120)
+    finally:
+        kafka.stop()
+    table = pa.Table.from_batches(batches)
+    assert table.column("offset").to_pylist() == list(range(2000))
+    assert table.column("value").to_pylist() == (
+        [f"m-0-{i}".encode() for i in range(1000)] + [f"after-0-{i}".encode()
+                                                      for i in range(1000)])

@@ -1,4 +1,5 @@
-"""KafkaSource against the real embedded broker (Tansu) and a real local Spark."""
+"""KafkaSource against the real embedded broker (Tansu; the exactly-once test on Apache Kafka
+too) and a real local Spark."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from kafka_test_helpers import offsets, produce_exact
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
+from tests.brokers import BOTH
 
 from icetide.config import KafkaConfig
 from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
@@ -46,6 +48,7 @@ def expected(batch: BatchRange) -> list[tuple[int, int]]:
             for o in range(int(start[p]), int(end))]
 
 
+@BOTH
 @pytest.mark.spark
 def test_batches_cover_exact_offsets_and_decode(
     spark: SparkSession, broker: str, kafka_topic: Callable[..., str]

@@ -110,6 +110,10 @@ def test_out_of_range_earliest_and_latest() -> None:
     late = plan_offsets("t", {0: 500, 1: 3}, MARKS, 1000, policy="latest")
     assert late.start == {0: 100, 1: 50, 2: 0} and late.records == 0
     assert any("reset 500 -> 100" in n for n in late.notes)
+    # a reset forward names how many offsets it skipped; one backward (recreated) does not
+    assert "partition 1 reset 3 -> 10 (earliest, 7 offsets skipped)" in early.notes
+    assert "partition 0 reset 500 -> 0 (earliest)" in early.notes
+    assert "partition 1 reset 3 -> 50 (latest, 47 offsets skipped)" in late.notes
 
 
 def test_vanished_partition() -> None:
