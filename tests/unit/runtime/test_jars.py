@@ -77,6 +77,6 @@ def test_pyspark_jars_are_left_out_only_of_the_spark_groups() -> None:
     from icetide.runtime.ivy import ivy_module
 
     module = ivy_module(load_spec(), ["scala-library"])
-    assert '<exclude module="scala-library" matcher="exact" conf="iceberg,kafka,aws,s3a,postgres"/>' \
-        in module
+    spark_groups = "iceberg,kafka,aws,s3a,postgres"
+    assert f'<exclude module="scala-library" matcher="exact" conf="{spark_groups}"/>' in module
     assert '<conf name="kafka-broker"/>' in module and 'name="kafka_2.13"' in module
