@@ -130,9 +130,11 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
     Tables are named namespace.table (or catalog.namespace.table).
     """
     # a table the statement names that does not exist is an error in the SQL (exit 1), as
-    # Spark reports it; the DuckDB path finds it in the catalog first
+    # Spark reports it; the DuckDB path finds it in the catalog first; Trino says it itself
+    from icetide.query.trino_sql import TrinoQueryFailed
+
     started = time.perf_counter()
-    with cli_errors(found=(TableError,)):
+    with cli_errors(found=(TableError, TrinoQueryFailed)):
         result = context_from(config_path).sql(query, engine=cast(Engine, engine),
                                                limit=limit or None)
     emit(result.columns, result.rows, fmt)

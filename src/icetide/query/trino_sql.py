@@ -31,7 +31,11 @@ REQUEST_TIMEOUT_S = 120.0
 
 
 class TrinoQueryFailed(IcetideError):
-    """Trino refused or failed a query, or could not be reached."""
+    """Trino refused or failed the statement (an error in the SQL: exit 1 on the CLI)."""
+
+
+class TrinoUnavailable(IcetideError):
+    """No Trino to ask, or it could not be reached (exit 2: nothing ran)."""
 
 
 def trino_uri(settings: Settings) -> str:
@@ -40,7 +44,7 @@ def trino_uri(settings: Settings) -> str:
         return settings.trino.uri.rstrip("/")
     state = running(settings)
     if state is None:
-        raise TrinoQueryFailed(
+        raise TrinoUnavailable(
             "no Trino to query: start the local one for this lake (`icetide trino start`) "
             "or set trino.uri (ICETIDE_TRINO__URI) to a running Trino, e.g. http://host:8080")
     return state.uri
@@ -99,6 +103,6 @@ def _fetch(conn: Connection, settings: Settings, query: str,
     except TrinoQueryError as exc:
         raise TrinoQueryFailed(f"Trino: {exc.error_name}: {exc.message}") from exc
     except (trino.exceptions.OperationalError, trino.exceptions.HttpError, OSError) as exc:
-        raise TrinoQueryFailed(f"cannot reach Trino at {trino_uri(settings)}: {exc}") from exc
+        raise TrinoUnavailable(f"cannot reach Trino at {trino_uri(settings)}: {exc}") from exc
     except trino.exceptions.Error as exc:
         raise TrinoQueryFailed(f"Trino at {trino_uri(settings)}: {exc}") from exc

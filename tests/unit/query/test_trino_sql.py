@@ -11,7 +11,7 @@ from trino.types import NamedRowTuple
 
 from icetide.config import Settings, TrinoConfig
 from icetide.errors import ConfigError
-from icetide.query.trino_sql import TrinoQueryFailed, connect, plain, trino_uri
+from icetide.query.trino_sql import TrinoUnavailable, connect, plain, trino_uri
 
 
 def test_rows_become_dicts_by_field_name() -> None:
@@ -20,7 +20,7 @@ def test_rows_become_dicts_by_field_name() -> None:
 
 
 def test_without_uri_the_local_server_must_run(tmp_path: Path) -> None:
-    with pytest.raises(TrinoQueryFailed, match="icetide trino start"):
+    with pytest.raises(TrinoUnavailable, match="icetide trino start"):
         trino_uri(Settings(home=tmp_path))
     configured = Settings(home=tmp_path, trino=TrinoConfig(uri="https://trino:8443/"))
     assert trino_uri(configured) == "https://trino:8443"
