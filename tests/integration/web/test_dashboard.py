@@ -183,9 +183,11 @@ def _check_refusals(page: Page) -> None:
     """/api/dead-letters of a table that is no dead-letter table: a message naming them."""
     answer = page.request.get(page.url.rstrip("/") + f"/api/dead-letters?table={TABLE}")
     assert answer.status == 400
-    assert answer.json()["error"] == (
-        f"{TABLE} is not a dead-letter table; dead-letter tables: {TABLE}_dlq "
-        f"(e.g. /api/dead-letters?table={TABLE}_dlq)")
+    error = answer.json()["error"]
+    # every dead-letter table of the lake is named (the suite's lake has others too)
+    assert error.startswith(f"{TABLE} is not a dead-letter table; dead-letter tables: ")
+    assert f"{TABLE}_dlq" in error.split(" (e.g.")[0]
+    assert "(e.g. /api/dead-letters?table=" in error and not error.count("[")
 
 
 def test_the_dashboard_shows_status_live_and_answers_queries(

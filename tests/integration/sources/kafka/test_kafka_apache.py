@@ -142,12 +142,12 @@ def test_sasl_scram_with_the_secret_from_the_environment(
     config, env = sasl_settings(tmp_path, apache_kafka, SCRAM.password)
     settings = load_settings(config, env)
     assert settings.kafka.properties["sasl.password"] == SCRAM.password
-    src = KafkaSource.from_settings(settings, topic, request_timeout=5.0, retry_patience=5.0)
+    src = KafkaSource(topic, settings.kafka, request_timeout=5.0, retry_patience=5.0)
     batch = src.plan(src.initial_position())
     assert batch is not None and batch.records == 42
     assert len(values(spark, src, batch)) == 42  # the reader tasks authenticate too
     config, env = sasl_settings(tmp_path, apache_kafka, "not-the-password")
-    wrong = KafkaSource.from_settings(load_settings(config, env), topic,
-                                      request_timeout=5.0, retry_patience=3.0)
+    wrong = KafkaSource(topic, load_settings(config, env).kafka, request_timeout=5.0,
+                        retry_patience=3.0)
     with pytest.raises(SourceError, match=apache_kafka.sasl_bootstrap):
         wrong.plan(wrong.initial_position())
