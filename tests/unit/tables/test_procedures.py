@@ -32,7 +32,7 @@ def test_call_keyword_catalog_and_positional_arguments() -> None:
     ("system.rewrite_data_files(strategy => 'sort')", "needs argument 'table'"),
     ("system.expire_snapshots(table => 'a', table => 'b')", "given twice"),
     ("system.expire_snapshots(table => 'a', 5)", "positional argument '5'"),
-    ("system.rewrite_manifests('a', true, 1, 2)", "at most 3 arguments"),
+    ("system.rewrite_manifests('a', true, 1, 'x', 2)", "at most 4 arguments"),
     ("SELECT 1", "not a procedure call"),
     ("system.rewrite_manifests(table => 'a)", "unbalanced"),
 ])
