@@ -9,11 +9,8 @@ from pathlib import Path
 import click
 
 from icetide.app.catalog import CatalogService
-from icetide.cli.options import config_option, context_from
+from icetide.cli.options import config_option, context_from, text_or_json
 from icetide.runtime.catalog_migrate import Migrated
-
-_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                       show_default=True, help="Output format.")
 
 
 def _show(svc: CatalogService, fmt: str) -> None:
@@ -38,7 +35,7 @@ def catalog() -> None:
 
 
 @catalog.command()
-@_FORMAT
+@text_or_json
 @config_option
 def start(fmt: str, config_path: Path | None) -> None:
     """Start this home's metastore unless it runs, and print its URI.
@@ -52,7 +49,7 @@ def start(fmt: str, config_path: Path | None) -> None:
 
 
 @catalog.command()
-@_FORMAT
+@text_or_json
 @config_option
 def status(fmt: str, config_path: Path | None) -> None:
     """Show the catalog's type and URI and whether icetide's metastore runs."""
@@ -72,7 +69,7 @@ def stop(config_path: Path | None) -> None:
 @click.option("--warehouse", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="The Hadoop-catalog warehouse (default: this home's).")
 @click.option("--dry-run", is_flag=True, help="Show what would be registered; change nothing.")
-@_FORMAT
+@text_or_json
 @config_option
 def migrate(warehouse: Path | None, dry_run: bool, fmt: str, config_path: Path | None) -> None:
     """Register every table of a Hadoop-catalog lake into the configured catalog.

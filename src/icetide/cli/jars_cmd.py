@@ -9,10 +9,7 @@ from pathlib import Path
 import click
 
 from icetide.app.jars import JarListing
-from icetide.cli.options import config_option, context_from
-
-_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                       show_default=True, help="Output format.")
+from icetide.cli.options import config_option, context_from, text_or_json
 
 
 def _size(n: int | None) -> str:
@@ -35,7 +32,7 @@ def _show(listing: JarListing, fmt: str) -> None:
 
 
 @click.group(invoke_without_command=True)
-@_FORMAT
+@text_or_json
 @config_option
 @click.pass_context
 def jars(ctx: click.Context, fmt: str, config_path: Path | None) -> None:
@@ -51,7 +48,7 @@ def jars(ctx: click.Context, fmt: str, config_path: Path | None) -> None:
 
 
 @jars.command("list")
-@_FORMAT
+@text_or_json
 @config_option
 def list_(fmt: str, config_path: Path | None) -> None:
     """List the coordinates, their resolved files and sizes (resolves nothing)."""
@@ -60,7 +57,7 @@ def list_(fmt: str, config_path: Path | None) -> None:
 
 @jars.command()
 @click.option("--force", is_flag=True, help="Resolve again even if the cache has them all.")
-@_FORMAT
+@text_or_json
 @config_option
 def resolve(force: bool, fmt: str, config_path: Path | None) -> None:
     """Download what the jar cache lacks from jars.repository (Maven Central) with the
@@ -74,7 +71,7 @@ def resolve(force: bool, fmt: str, config_path: Path | None) -> None:
 
 @jars.command()
 @click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
-@_FORMAT
+@text_or_json
 @config_option
 def copy(dest: Path, fmt: str, config_path: Path | None) -> None:
     """Copy every jar (all groups, transitive ones too) into DEST with a manifest: point

@@ -22,6 +22,11 @@ def config_option(fn: F) -> F:
     )(fn)
 
 
+#: ``--format text|json`` of the commands that print a record (catalog, jars, trino)
+text_or_json = click.option("--format", "fmt", type=click.Choice(["text", "json"]),
+                            default="text", show_default=True, help="Output format.")
+
+
 def settings_from(config_path: Path | None) -> Settings:
     """Load settings for a command."""
     return load_settings(config_path)

@@ -16,11 +16,8 @@ from icetide.app.trino import (
     start_trino,
     stop_local_trino,
 )
-from icetide.cli.options import config_option, context_from
+from icetide.cli.options import config_option, context_from, text_or_json
 from icetide.cli.query_cmds import cli_errors
-
-_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                       show_default=True, help="Output format.")
 
 
 def _show(svc: TrinoService, fmt: str) -> None:
@@ -47,7 +44,7 @@ def trino() -> None:
 
 
 @trino.command()
-@_FORMAT
+@text_or_json
 @config_option
 def start(fmt: str, config_path: Path | None) -> None:
     """Start this home's Trino (127.0.0.1:8080 by default) unless it runs; downloads it
@@ -60,7 +57,7 @@ def start(fmt: str, config_path: Path | None) -> None:
 
 
 @trino.command()
-@_FORMAT
+@text_or_json
 @config_option
 def status(fmt: str, config_path: Path | None) -> None:
     """Show where Trino is and whether this home's local one runs."""
@@ -78,7 +75,7 @@ def stop(config_path: Path | None) -> None:
 
 
 @trino.command()
-@_FORMAT
+@text_or_json
 @config_option
 def install(fmt: str, config_path: Path | None) -> None:
     """Download Trino's server and Iceberg plugin (Maven Central) into the jar cache, and
