@@ -31,6 +31,7 @@ from icetide.config import Settings, SqlServerConfig
 from icetide.errors import ConfigError, RuntimeSetupError
 from icetide.runtime.jars import pyspark_jars_dir
 from icetide.runtime.java import check_java
+from icetide.runtime.loopback import is_loopback
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PASSWORD_ENV = "ICETIDE_SQL_SERVER__PASSWORD"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 AUTH_CLASS = "icetide.serving.PasswordAuthenticator"
 CUSTOM_CLASS_PROPERTY = "hive.server2.custom.authentication.class"
 
@@ -83,11 +83,6 @@ public final class PasswordAuthenticator implements PasswdAuthenticationProvider
   }
 }
 """
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable from this machine only."""
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
 def check_exposure(config: SqlServerConfig, host: str) -> None:

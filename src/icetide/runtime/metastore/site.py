@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 from icetide.config import Settings
 from icetide.errors import ConfigError
+from icetide.runtime.loopback import is_loopback
 from icetide.runtime.s3 import hadoop_properties, on_s3
 
 STATE_FILE = "service.json"
@@ -54,11 +54,7 @@ class MetastorePaths:
 
 def check_host(host: str) -> None:
     """The metastore speaks thrift without authentication: loopback only."""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+    if not is_loopback(host):
         raise ConfigError(
             f"metastore.host {host!r} is not a loopback address: the embedded metastore has "
             "no authentication, so it binds 127.0.0.1 only; reach it from other hosts "

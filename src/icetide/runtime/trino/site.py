@@ -7,13 +7,13 @@ system the warehouse is on.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from icetide.config import Settings
 from icetide.errors import ConfigError
+from icetide.runtime.loopback import is_loopback
 from icetide.runtime.metastore.service import embedded, metastore_uri
 from icetide.runtime.s3 import uses_s3
 
@@ -51,11 +51,7 @@ class TrinoPaths:
 
 def check_host(host: str) -> None:
     """The local Trino has no authentication: loopback only."""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+    if not is_loopback(host):
         raise ConfigError(
             f"trino.host {host!r} is not a loopback address: the local Trino has no "
             "authentication, so it binds 127.0.0.1 only; for other hosts run a secured Trino "
