@@ -27,23 +27,18 @@ Known Tansu 0.6.0 limits (worked around or documented where they matter):
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import logging
-import os
 import stat
 import subprocess
-import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 
-from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use, stop_process
+from icetide.devkit.embedded.broker_process import BrokerProcess
+from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
 
-_RUNNING: set[EmbeddedBroker] = set()
 
 
 def tansu_binary() -> Path:
@@ -68,16 +63,10 @@ def tansu_binary() -> Path:
     return path
 
 
-def _stop_all() -> None:
-    for broker in list(_RUNNING):
-        broker.stop()
-
-
-atexit.register(_stop_all)
-
-
-class EmbeddedBroker:
+class EmbeddedBroker(BrokerProcess):
     """A Tansu broker process on loopback; data lives in memory only."""
+
+    NAME = "Tansu broker"
 
     def __init__(self, port: int | None, data_dir: str | Path) -> None:
         self.port = port if port is not None else free_port()
@@ -86,26 +75,6 @@ class EmbeddedBroker:
         # Kafka sources tell a restarted (empty) broker from the one their offsets are for.
         self.cluster_id = f"icetide-{uuid.uuid4().hex[:12]}"
         self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def bootstrap(self) -> str:
-        """``127.0.0.1:<port>``: the ``bootstrap.servers`` value for clients."""
-        return f"{LOOPBACK}:{self.port}"
-
-    @property
-    def log_path(self) -> Path:
-        """Where the broker's stdout and stderr go."""
-        return self.data_dir / "broker.log"
-
-    @property
-    def running(self) -> bool:
-        """Whether the broker process is alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        """The broker's process id while it runs."""
-        return self._proc.pid if self.running and self._proc is not None else None
 
     def command(self) -> list[str]:
         """The command line that starts the broker."""
@@ -123,87 +92,5 @@ class EmbeddedBroker:
                 "there (another `icetide broker start`?) or choose another port with "
                 "--port / kafka.embedded_port"
             )
-        cmd = self.command()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as out:
-            self._proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C in a terminal reaches us, not the broker
-            )
-        _RUNNING.add(self)
-        log.info("started Tansu broker pid %d on %s (log %s)", self._proc.pid, self.bootstrap,
-                 self.log_path)
-        try:
-            self._wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        return self.bootstrap
-
-    def _tail(self, lines: int = 10) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def _wait_ready(self, timeout: float) -> None:
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        deadline = time.monotonic() + timeout
-        while True:
-            if self._proc is None or self._proc.poll() is not None:
-                code = None if self._proc is None else self._proc.returncode
-                raise RuntimeSetupError(
-                    f"the Tansu broker on port {self.port} exited with code {code} during "
-                    f"start-up; last lines of {self.log_path}:\n{self._tail()}"
-                )
-            try:
-                admin.list_topics(timeout=1.0)
-                return
-            except KafkaException as exc:
-                if time.monotonic() > deadline:
-                    raise RuntimeSetupError(
-                        f"the Tansu broker on {self.bootstrap} did not answer within "
-                        f"{timeout:.0f}s ({exc}); see {self.log_path}"
-                    ) from exc
-                time.sleep(0.05)
-
-    def wait(self) -> int:
-        """Block until the broker process exits; returns its exit code."""
-        if self._proc is None:
-            return 0
-        return self._proc.wait()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Terminate the broker (SIGTERM, SIGKILL after ``timeout``). All data is lost."""
-        proc, self._proc = self._proc, None
-        _RUNNING.discard(self)
-        if proc is None or proc.poll() is not None:
-            return
-        stop_process(proc, "Tansu broker", timeout)
-        log.info("stopped Tansu broker on %s", self.bootstrap)
-
-    def kill(self) -> None:
-        """Kill the broker abruptly (SIGKILL), e.g. to simulate a crash in tests."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, 9)
-            proc.wait()
-        self.stop()
-
-    def __enter__(self) -> EmbeddedBroker:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        state = "running" if self.running else "stopped"
-        return f"EmbeddedBroker({self.bootstrap}, {state}, data_dir={str(self.data_dir)!r})"
+        return self._launch(self.command(), timeout)

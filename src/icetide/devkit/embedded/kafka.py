@@ -19,20 +19,18 @@ start-up and memory are measured by ``python -m benchmarks.brokers`` (docs/stack
 
 from __future__ import annotations
 
-import atexit
 import base64
-import contextlib
 import logging
 import os
 import subprocess
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from typing import Any
 
 from icetide.config import Settings, load_settings
-from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use, stop_process
+from icetide.devkit.embedded.broker_process import BrokerProcess
+from icetide.devkit.embedded.process import LOOPBACK, free_port, port_in_use
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
@@ -44,7 +42,6 @@ SCRAM_MECHANISM = "SCRAM-SHA-256"
 #: a small heap: the broker of the tests and the demo holds little (Kafka's own default is 1 GB)
 JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError",
                "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
-_RUNNING: set[EmbeddedKafka] = set()
 
 
 @dataclass(frozen=True)
@@ -70,16 +67,13 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-def _stop_all() -> None:
-    for broker in list(_RUNNING):
-        broker.stop()
-
-
-atexit.register(_stop_all)
-
-
-class EmbeddedKafka:
+class EmbeddedKafka(BrokerProcess):
     """An Apache Kafka broker (KRaft, one node) on loopback with private log dirs."""
+
+    NAME = "Apache Kafka"
+    POLL_S = 0.1
+    #: SIGTERM is a controlled shutdown; the log dirs stay for the next start
+    STOP_TIMEOUT_S = 30.0
 
     def __init__(self, port: int | None, data_dir: str | Path, *, scram: ScramUser | None = None,
                  retention_ms: int = -1, settings: Settings | None = None) -> None:
@@ -93,11 +87,6 @@ class EmbeddedKafka:
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
-    def bootstrap(self) -> str:
-        """``127.0.0.1:<port>``: the PLAINTEXT listener's ``bootstrap.servers``."""
-        return f"{LOOPBACK}:{self.port}"
-
-    @property
     def sasl_bootstrap(self) -> str:
         """``127.0.0.1:<sasl port>``: the SASL/SCRAM listener (only with ``scram``)."""
         if self.sasl_port is None:
@@ -105,20 +94,8 @@ class EmbeddedKafka:
         return f"{LOOPBACK}:{self.sasl_port}"
 
     @property
-    def log_path(self) -> Path:
-        return self.data_dir / "broker.log"
-
-    @property
     def log_dirs(self) -> Path:
         return self.data_dir / "logs"
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self.running and self._proc is not None else None
 
     def properties(self) -> dict[str, str]:
         """``server.properties``: KRaft combined mode, loopback listeners, one replica."""
@@ -193,79 +170,7 @@ class EmbeddedKafka:
                     "there or choose another port (None picks a free one)")
         config = self._write_properties()
         self._format(config)
-        with self.log_path.open("ab") as out:
-            self._proc = subprocess.Popen(
-                self._java(MAIN, str(config)), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True)
-        _RUNNING.add(self)
-        log.info("started Apache Kafka pid %d on %s (log %s)", self._proc.pid, self.bootstrap,
-                 self.log_path)
-        try:
-            self._wait_ready(timeout)
-        except BaseException:
-            self.stop()
-            raise
-        return self.bootstrap
+        return self._launch(self._java(MAIN, str(config)), timeout)
 
-    def _tail(self, lines: int = 10) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def _wait_ready(self, timeout: float) -> None:
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        deadline = time.monotonic() + timeout
-        while True:
-            if self._proc is None or self._proc.poll() is not None:
-                code = None if self._proc is None else self._proc.returncode
-                raise RuntimeSetupError(
-                    f"Apache Kafka on port {self.port} exited with code {code} during "
-                    f"start-up; last lines of {self.log_path}:\n{self._tail()}")
-            try:
-                if admin.list_topics(timeout=1.0).brokers:
-                    return
-            except KafkaException as exc:
-                if time.monotonic() > deadline:
-                    raise RuntimeSetupError(
-                        f"Apache Kafka on {self.bootstrap} did not answer within "
-                        f"{timeout:.0f}s ({exc}); see {self.log_path}") from exc
-            time.sleep(0.1)
-
-    def wait(self) -> int:
-        """Block until the broker process exits; returns its exit code."""
-        return 0 if self._proc is None else self._proc.wait()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the broker (SIGTERM: a controlled shutdown; SIGKILL after ``timeout``).
-        The log dirs stay: a new broker on the same ``data_dir`` has the same data."""
-        proc, self._proc = self._proc, None
-        _RUNNING.discard(self)
-        if proc is None or proc.poll() is not None:
-            return
-        stop_process(proc, "Apache Kafka", timeout)
-        log.info("stopped Apache Kafka on %s", self.bootstrap)
-
-    def kill(self) -> None:
-        """Kill the broker abruptly (SIGKILL), e.g. to simulate a crash in tests."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, 9)
-            proc.wait()
-        self.stop()
-
-    def __enter__(self) -> EmbeddedKafka:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        state = "running" if self.running else "stopped"
-        return f"EmbeddedKafka({self.bootstrap}, {state}, data_dir={str(self.data_dir)!r})"
+    def _answered(self, metadata: Any) -> bool:
+        return bool(metadata.brokers)
