@@ -48,6 +48,11 @@ class PipelineError(IcetideError):
     """A pipeline definition is invalid: missing references, cycles, bad arguments."""
 
 
+class QueryError(IcetideError):
+    """An engine rejected or failed the statement itself: an error in the SQL, not in how
+    icetide is set up (the CLI exits 1, as for Spark's and DuckDB's own SQL errors)."""
+
+
 class TableError(IcetideError):
     """A table does not exist, or its schema or properties do not fit the request."""
 

@@ -27,7 +27,7 @@ from icetide.cli.exits import Refused
 from icetide.cli.hints import duckdb_hint
 from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
-from icetide.errors import IcetideError, TableError
+from icetide.errors import IcetideError, QueryError, TableError
 from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -131,10 +131,8 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
     """
     # a table the statement names that does not exist is an error in the SQL (exit 1), as
     # Spark reports it; the DuckDB path finds it in the catalog first; Trino says it itself
-    from icetide.query.trino_sql import TrinoQueryFailed
-
     started = time.perf_counter()
-    with cli_errors(found=(TableError, TrinoQueryFailed)):
+    with cli_errors(found=(TableError, QueryError)):
         result = context_from(config_path).sql(query, engine=cast(Engine, engine),
                                                limit=limit or None)
     emit(result.columns, result.rows, fmt)

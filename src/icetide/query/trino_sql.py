@@ -20,7 +20,7 @@ from trino.exceptions import TrinoQueryError
 from trino.types import NamedRowTuple
 
 from icetide.config import Settings
-from icetide.errors import ConfigError, IcetideError
+from icetide.errors import ConfigError, IcetideError, QueryError
 from icetide.query.result import QueryResult
 from icetide.runtime.trino.server import running
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 REQUEST_TIMEOUT_S = 120.0
 
 
-class TrinoQueryFailed(IcetideError):
+class TrinoQueryFailed(QueryError):
     """Trino refused or failed the statement (an error in the SQL: exit 1 on the CLI)."""
 
 
