@@ -126,6 +126,12 @@ def table(rows: list[Figures], a: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def headline(rows: list[Figures]) -> str:
+    """Start, idle RSS and produce rate per broker."""
+    return "; ".join(f"{f.kind}: start {_median(f.starts)}, RSS {f.rss_idle_mib:.0f} MiB, "
+                     f"produce {f.produce_rate:,.0f} ev/s" for f in rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     kinds = [k.strip() for k in a.brokers.split(",") if k.strip()]
@@ -134,7 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     body = table(rows, a)
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section('Embedded brokers (benchmarks/brokers)', body)}")
+        title = "Embedded brokers (benchmarks/brokers)"
+        print(f"written to {append_section(title, body, headline=headline(rows))}")
 
 
 if __name__ == "__main__":

@@ -79,6 +79,24 @@ def _row(label: str, r: RunResult) -> str:
     return f"| {label} | {len(r.probes)} | " + " | ".join(cells) + f" | {backlog} |"
 
 
+def headline(runs: list[tuple[str, RunResult]]) -> str:
+    """DWS p50 / p99 per run, and the last run's p99 against the first's."""
+    text = "DWS p50 / p99: " + "; ".join(
+        f"{label} {_pct(r.freshness['DWS'], 50)} / {_pct(r.freshness['DWS'], 99)}"
+        for label, r in runs)
+    first, last = (_p99_seconds(r) for r in (runs[0][1], runs[-1][1]))
+    if len(runs) > 1 and first and last:
+        text += f" ({last / first:.2f}×)"
+    backlog = runs[-1][1].backlog
+    grows = len(backlog) > 2 and backlog[-1] > 2 * max(backlog[: len(backlog) // 2] or [0])
+    return text + ("; backlog growing" if grows else "; backlog not growing")
+
+
+def _p99_seconds(r: RunResult) -> float | None:
+    done = [v for v in r.freshness["DWS"] if v is not None]
+    return float(np.percentile(done, 99)) if done else None
+
+
 def _minutes(r: RunResult) -> str:
     rows = ["| minute | ODS p99 | DWD p99 | DWS p99 |", "| ---: | ---: | ---: | ---: |"]
     start = r.probes[0].produced_ms if r.probes else 0
@@ -166,7 +184,8 @@ def main(argv: list[str] | None = None) -> None:
             + "\n\nPer minute (" + runs[-1][0] + "):\n\n" + _minutes(runs[-1][1]) + "\n")
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section('Freshness per layer (benchmarks/freshness)', body)}")
+        title = f"Freshness per layer at {a.rate:,.0f} events/s (benchmarks/freshness)"
+        print(f"written to {append_section(title, body, headline=headline(runs))}")
 
 
 if __name__ == "__main__":

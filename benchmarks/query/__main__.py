@@ -158,6 +158,16 @@ def _ms(seconds: list[float]) -> str:
     return f"{p50 * 1000:.0f} ms | {p95 * 1000:.0f} ms"
 
 
+def _headline(t: Timings) -> str:
+    """Warm GROUP BY p50 per engine, and each against Spark's."""
+    p50 = {e: float(np.percentile(t.warm[e, "GROUP BY"], 50)) for e in ENGINES
+           if t.warm.get((e, "GROUP BY"))}
+    base = p50.get("spark")
+    return "warm GROUP BY p50: " + ", ".join(
+        f"{e} {v * 1000:.0f} ms" + (f" ({v / base:.2f}× Spark)" if base and e != "spark" else "")
+        for e, v in p50.items())
+
+
 def _report(args: argparse.Namespace, t: Timings) -> None:
     rows = "".join(
         f"| {LABELS[e]} | {q} | {_ms(t.cold.get((e, q), []))} | {_ms(t.warm[e, q])} |\n"
@@ -174,7 +184,8 @@ def _report(args: argparse.Namespace, t: Timings) -> None:
         f"Engine start (median, not in the cold times): {starts}.\n")
     print(body)
     if not args.no_doc:
-        print(f"appended to {append_section('Ad-hoc query by name (benchmarks/query)', body)}")
+        title = "Ad-hoc query by name (benchmarks/query)"
+        print(f"written to {append_section(title, body, headline=_headline(t))}")
 
 
 if __name__ == "__main__":

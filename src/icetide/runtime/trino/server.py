@@ -78,6 +78,27 @@ def _read_state(paths: TrinoPaths) -> TrinoState | None:
         return None
 
 
+def _schedules(state: TrinoState) -> bool:
+    """Whether Trino runs a query: ``/v1/info`` says "started" a few seconds before the
+    coordinator has registered itself as a node (``NO_NODES_AVAILABLE`` until then)."""
+    request = urllib.request.Request(
+        f"{state.uri}/v1/statement", data=b"SELECT 1", method="POST",
+        headers={"X-Trino-User": "icetide"})
+    try:
+        for _ in range(100):
+            with urllib.request.urlopen(request, timeout=5.0) as resp:
+                doc = json.loads(resp.read())
+            if not isinstance(doc, dict) or "error" in doc:
+                return False
+            if "nextUri" not in doc:
+                return True
+            request = urllib.request.Request(str(doc["nextUri"]),
+                                             headers={"X-Trino-User": "icetide"})
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return False
+
+
 def running(settings: Settings) -> TrinoState | None:
     """The home's Trino, if its process is alive and it has finished starting."""
     state = _read_state(TrinoPaths.of(settings))
@@ -139,7 +160,7 @@ def _spawn(settings: Settings, paths: TrinoPaths, server: Path, java: Path) -> T
     paths.state.write_text(json.dumps({"pid": proc.pid, "host": cfg.host, "port": cfg.port}))
     log.info("starting Trino %s at %s (log: %s)", dist.VERSION, state.uri, paths.log)
     while time.monotonic() - began < cfg.start_timeout:
-        if running(settings) == state:
+        if running(settings) == state and _schedules(state):
             log.info("Trino answers at %s after %.1f s", state.uri, time.monotonic() - began)
             return state
         if proc.poll() is not None:
