@@ -137,7 +137,9 @@ def main(argv: list[str] | None = None) -> None:
         stop_spark()
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section('Compaction passes (benchmarks/compaction)', body)}")
+        head = body.rstrip().splitlines()[-1]  # the totals: both selections, time ratio
+        title = "Compaction passes (benchmarks/compaction)"
+        print(f"written to {append_section(title, body, headline=head)}")
 
 
 if __name__ == "__main__":

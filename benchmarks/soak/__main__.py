@@ -109,7 +109,8 @@ def _report(rows: list[Minute], result: RunResult, a: argparse.Namespace) -> Non
         body += f"\n![soak]({where.as_posix()})\n"
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section('Soak (benchmarks/soak)', body)}")
+        head = verdict(rows).splitlines()[0]
+        print(f"written to {append_section('Soak (benchmarks/soak)', body, headline=head)}")
 
 
 if __name__ == "__main__":
