@@ -107,16 +107,18 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 def headline(ours: Throughput, theirs: Throughput | None, windows: list[Freshness],
              check: RowCheck) -> str:
-    """One line: icetide against Flink, as ratios (> 1: icetide higher)."""
+    """One line: icetide's figures as multiples of Flink's (events/s: higher is better;
+    CPU and freshness: lower is better)."""
     parts = []
     if theirs is not None:
-        parts.append(f"icetide/Flink events/s {ours.rate / theirs.rate:.2f}, "
-                     f"CPU-s per 1M {ours.cpu_per_million() / theirs.cpu_per_million():.2f}")
+        parts.append(f"events/s {_ratio(ours.rate, theirs.rate)}×, CPU-s per 1M "
+                     f"{_ratio(ours.cpu_per_million(), theirs.cpu_per_million())}×")
     for w in windows:
-        parts.append(f"freshness p50 at {w.rate:,.0f}/s "
-                     f"{_ratio(_pct(w.icetide, 50), _pct(w.flink, 50))}")
+        ice, flink = _pct(w.icetide, 50), _pct(w.flink, 50)
+        parts.append(f"freshness p50 at {w.rate:,.0f}/s {_ratio(ice, flink)}× "
+                     f"({_s(ice)} vs {_s(flink)})")
     parts.append("same rows" if check.same else "ROWS DIFFER")
-    return "Flink 1.20 peer: " + "; ".join(parts)
+    return f"icetide vs Flink {DEFAULT.flink} (seed 001's job): " + "; ".join(parts)
 
 
 def _throughput_table(ours: Throughput, theirs: Throughput | None) -> str:
@@ -204,9 +206,10 @@ def _run(a: argparse.Namespace, python: Path, tmp: Path) -> str:
             try:
                 theirs = flink_backlog(job, valid, a.timeout)
                 e = Engines(spark, flow, job, pyiceberg_catalog(settings), bs, broker.pid)
-                windows = [freshness(e, r, a.seconds, a.trigger, seed=3 + i)
-                           for i, r in enumerate(rates(a.rates))]
-                valid += sum(w.valid + len(w.probes) for w in windows)
+                windows: list[Freshness] = []
+                for i, rate in enumerate(rates(a.rates)):
+                    windows.append(freshness(e, rate, a.seconds, a.trigger, 3 + i, valid))
+                    valid += windows[-1].valid + len(windows[-1].probes)
                 check = row_check(e, valid, a.timeout)
             finally:
                 job.stop()

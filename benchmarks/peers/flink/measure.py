@@ -127,14 +127,17 @@ def flink_backlog(job: FlinkJob, total: int, timeout_s: float) -> Throughput | N
     return Throughput(total - first, ended - began, meter.stop())
 
 
-def flink_probe_commits(table: Table) -> dict[int, int]:
+def flink_probe_commits(table: Table, since_ms: int = 0) -> dict[int, int]:
     """Per probe (by its produce time, ``updateTime``), the commit time of the snapshot
-    that added it: each snapshot's added data files, read for ``uid = 'probe'``."""
+    that added it: the added data files of each snapshot committed from ``since_ms`` on,
+    read for ``uid = 'probe'``."""
     import pyarrow.parquet as pq
     from pyiceberg.manifest import ManifestEntryStatus
 
     seen: dict[int, int] = {}
     for snap in sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0):
+        if snap.timestamp_ms < since_ms:
+            continue
         for manifest in snap.manifests(table.io):
             if manifest.added_snapshot_id != snap.snapshot_id:
                 continue
@@ -154,21 +157,23 @@ def _trace(e: Engines, window: Freshness) -> None:
     window.icetide = [None if h is None else (h.committed_ms - p.produced_ms) / 1000
                       for h, p in zip(hits, window.probes, strict=True)]
     table = e.flink.table()
-    visible = flink_probe_commits(table) if table is not None else {}
+    since = min(p.produced_ms for p in window.probes) if window.probes else 0
+    visible = flink_probe_commits(table, since) if table is not None else {}
     window.flink = [(visible[p.produced_ms] - p.produced_ms) / 1000
                     if p.produced_ms in visible else None for p in window.probes]
 
 
-def _drained(e: Engines, window: Freshness) -> bool:
-    last = window.probes[-3:]
-    hits = ods_hits(commits(e.catalog, *ODS), last)
-    table = e.flink.table()
-    visible = flink_probe_commits(table) if table is not None else {}
-    return all(h is not None for h in hits) and all(p.produced_ms in visible for p in last)
+def _drained(e: Engines, window: Freshness, rows: int) -> bool:
+    """icetide's markers past the last probes, and the peer's table at ``rows`` rows
+    (metadata reads only: the harness takes no CPU from the engines' last commits)."""
+    hits = ods_hits(commits(e.catalog, *ODS), window.probes[-3:])
+    return all(h is not None for h in hits) and e.flink.committed_rows() >= rows
 
 
-def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int) -> Freshness:
-    """Both engines run continuously while clicks come at ``rate`` with a probe a second."""
+def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int,
+              rows_before: int) -> Freshness:
+    """Both engines run continuously while clicks come at ``rate`` with a probe a second
+    (``rows_before``: valid clicks in the topic before the window)."""
     window, stop, probes_stop = Freshness(rate, seconds), threading.Event(), threading.Event()
     loop = threading.Thread(target=FlowLoop(e.spark, e.flow).run_forever,
                             args=(trigger, stop), daemon=True)
@@ -189,7 +194,8 @@ def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int
     window.cores = {"icetide": (cpu["driver"] + cpu["jvm"] + cpu["workers"]) / elapsed,
                     "flink": cpu["flink"] / elapsed, "broker": cpu["broker"] / elapsed}
     deadline = time.monotonic() + DRAIN_S
-    while window.probes and not _drained(e, window) and time.monotonic() < deadline:
+    rows = rows_before + window.valid + len(window.probes)
+    while window.probes and not _drained(e, window, rows) and time.monotonic() < deadline:
         e.flink.check()
         time.sleep(2)
     stop.set()

@@ -87,6 +87,6 @@ def test_rates_and_the_headline() -> None:
     window = Freshness(2000.0, 60.0, icetide=[4.0, 5.0, 6.0], flink=[2.0, 2.5, 3.0])
     check = RowCheck(1000, 1000, 1000, True, 0, 0)
     line = headline(ours, theirs, [window], check)
-    assert line == ("Flink 1.20 peer: icetide/Flink events/s 0.50, CPU-s per 1M 1.50; "
-                    "freshness p50 at 2,000/s 2.00; same rows")
+    assert line == ("icetide vs Flink 1.20.5 (seed 001's job): events/s 0.50×, CPU-s per 1M "
+                    "1.50×; freshness p50 at 2,000/s 2.00× (5.00s vs 2.50s); same rows")
     assert headline(ours, None, [], RowCheck(1, 1, 0, False, 1, 0)).endswith("ROWS DIFFER")
