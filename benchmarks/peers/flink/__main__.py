@@ -53,6 +53,7 @@ from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.kinds import KINDS, embedded_broker
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
+from icetide.errors import RuntimeSetupError
 from icetide.flows.loop import FlowLoop
 
 TITLE = "Flink peer (benchmarks/peers/flink)"
@@ -224,7 +225,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"PyFlink {DEFAULT.flink}: {setup_venv()}")
         return
     rates(a.rates)
-    python = flink_python(a.flink_python)
+    try:
+        python = flink_python(a.flink_python)
+    except RuntimeSetupError as exc:
+        raise SystemExit(str(exc)) from exc
     with tempfile.TemporaryDirectory(prefix="icetide-flink-peer-") as tmp:
         body = _run(a, python, Path(tmp))
     print(body)
