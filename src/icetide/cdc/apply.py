@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
@@ -245,7 +245,8 @@ class CdcApply:
         inner, info = self.source.inner, batch.info
         frames = inner.read_tables(spark, batch)
         schemas = inner.batch_schemas(batch)
-        touched = {*frames, *info.get("schema_changes", {}), *info.get("adopted", [])}
+        changed = cast("Iterable[str]", info.get("schema_changes", {}))
+        touched = {*frames, *changed, *cast("Iterable[str]", info.get("adopted", []))}
         for table in sorted(touched):
             target = self._target(spark, table)
             if target is None:
