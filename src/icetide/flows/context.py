@@ -14,7 +14,7 @@ from collections import ChainMap
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import PipelineError
 from icetide.model.source import AnyBatch, AnySource
@@ -34,7 +34,7 @@ class BatchContext:
     catalog: str
     sources: Mapping[str, AnySource]
     batches: Mapping[str, AnyBatch]
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)
     #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
     aliases: Mapping[str, str] = field(default_factory=dict)
     side_outputs: dict[str, DataFrame] = field(default_factory=dict)
