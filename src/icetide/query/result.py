@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,9 +13,9 @@ class QueryResult:
     """
 
     columns: list[str]
-    rows: list[tuple[Any, ...]]
+    rows: list[tuple[object, ...]]
     truncated: bool = False
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[dict[str, object]]:
         """Rows as ``{column: value}`` dicts (later duplicate column names win)."""
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]

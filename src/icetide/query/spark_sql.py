@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from pyspark.sql import Row, SparkSession
 
@@ -13,7 +12,7 @@ from icetide.query.result import QueryResult
 log = logging.getLogger(__name__)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     if isinstance(value, Row):
         return {k: _plain(v) for k, v in value.asDict().items()}
     if isinstance(value, dict):

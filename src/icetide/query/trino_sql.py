@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import closing
-from typing import Any
 from urllib.parse import urlsplit
 
 import trino
@@ -68,7 +67,7 @@ def connect(settings: Settings) -> Connection:
         request_timeout=REQUEST_TIMEOUT_S)
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> object:
     """Trino's Python values as plain ones: a ROW becomes a dict by field name."""
     if isinstance(value, NamedRowTuple):
         names = value.__annotations__["names"]  # the client's record of the field names
@@ -92,7 +91,7 @@ def run_trino(settings: Settings, query: str, max_rows: int | None = None) -> Qu
 
 
 def _fetch(conn: Connection, settings: Settings, query: str,
-           max_rows: int | None) -> tuple[list[list[Any]], list[str]]:
+           max_rows: int | None) -> tuple[list[list[object]], list[str]]:
     try:
         cur = conn.cursor()
         cur.execute(query)
