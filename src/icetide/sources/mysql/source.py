@@ -68,7 +68,7 @@ from icetide.sources.mysql.types import DEFAULT_TYPES, TypeOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class MySqlSourceConfig:
     retry_timeout: float | None = 300.0  # seconds an unreachable server is retried
 
 
-def _spark_type(name: str) -> Any:
+def _spark_type(name: str) -> DataType:
     from pyspark.sql import types as T
 
     simple = {"int": T.IntegerType, "bigint": T.LongType, "string": T.StringType,
@@ -166,7 +166,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         self.schemas = SchemaTracker(self._connection, config.types, config.drop_policy)
         self._tables: list[str] | None = None
         self._cache: dict[str, Rows] = {}
-        self._info: dict[str, dict[str, Any]] = {}
+        self._info: dict[str, dict[str, object]] = {}
         self._schemas_of: dict[str, dict[str, TableSchema]] = {}
         self._binlog: BinlogReader | None = None
 
@@ -347,7 +347,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         return json.dumps([start, end], sort_keys=True, default=str)
 
     def _remember(self, start: BinlogPositionJson, end: BinlogPositionJson, rows: Rows,
-                  schemas: dict[str, TableSchema], info: dict[str, Any]) -> None:
+                  schemas: dict[str, TableSchema], info: dict[str, object]) -> None:
         key = self._key(start, end)
         self._cache[key], self._schemas_of[key], self._info[key] = rows, schemas, info
         while len(self._cache) > _CACHE_SIZE:
@@ -384,7 +384,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         schema = self.batch_schemas(batch).get(table) or self.schema(table)
         return spark.createDataFrame(self.rows(batch).get(table, []), spark_schema(schema))
 
-    def lag(self, position: BinlogPositionJson) -> dict[str, Any]:
+    def lag(self, position: BinlogPositionJson) -> dict[str, object]:
         pos = CdcPosition.from_json(position)
         head = current_position(self._connection())
         same = head.file == pos.binlog.file
