@@ -36,9 +36,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import pymysql
+from pymysql.cursors import Cursor
 
 from icetide.devkit.embedded.process import free_port, stop_process
 from icetide.errors import RuntimeSetupError
@@ -54,6 +55,19 @@ _INSTALL_HINT = "install it with `apt-get install mariadb-server` (Debian packag
 Role = Literal["cdc", "app"]
 
 
+class ConnectArgs(TypedDict, total=False):
+    """Keyword arguments of ``pymysql.connect`` for the embedded server."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    charset: str
+    autocommit: bool
+    ssl_disabled: bool
+    database: str
+
+
 @dataclass(frozen=True)
 class MariaDBInfo:
     """How to reach a running embedded server."""
@@ -67,7 +81,7 @@ class MariaDBInfo:
     app_user: str
     app_password: str = field(repr=False)
 
-    def connect_args(self, role: Role = "app", database: str | None = None) -> dict[str, Any]:
+    def connect_args(self, role: Role = "app", database: str | None = None) -> ConnectArgs:
         """Keyword arguments for ``pymysql.connect`` (TCP on loopback)."""
         user, password = (
             (self.cdc_user, self.cdc_password) if role == "cdc"
@@ -75,7 +89,7 @@ class MariaDBInfo:
         )
         # the embedded server has no TLS; pymysql's "preferred" TLS would only cost ~0.2 s
         # per connection (loading the system CA store) for nothing
-        args: dict[str, Any] = {
+        args: ConnectArgs = {
             "host": self.host, "port": self.port, "user": user, "password": password,
             "charset": "utf8mb4", "autocommit": True, "ssl_disabled": True,
         }
@@ -83,7 +97,9 @@ class MariaDBInfo:
             args["database"] = database
         return args
 
-    def connect(self, role: Role = "app", database: str | None = None) -> pymysql.Connection[Any]:
+    def connect(
+        self, role: Role = "app", database: str | None = None,
+    ) -> pymysql.Connection[Cursor]:
         """A new autocommit connection as the CDC or the application user."""
         return pymysql.connect(**self.connect_args(role, database))
 
@@ -233,7 +249,7 @@ class EmbeddedMariaDB:
         )
         self._wait_ready(timeout)
 
-    def _root_connect(self) -> pymysql.Connection[Any]:
+    def _root_connect(self) -> pymysql.Connection[Cursor]:
         return pymysql.connect(unix_socket=str(self._socket), user="root", autocommit=True,
                                connect_timeout=2)
 

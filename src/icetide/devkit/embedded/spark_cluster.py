@@ -27,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TypedDict
 
 import pyspark
 
@@ -45,6 +45,19 @@ WORKER_TIMEOUT_S = 10
 def spark_home() -> Path:
     """The installed pyspark package: a complete SPARK_HOME (bin/, jars/, sbin/)."""
     return Path(pyspark.__file__).resolve().parent
+
+
+class WorkerJson(TypedDict, total=False):
+    """One worker in the master's JSON status (the fields read here)."""
+
+    port: int
+    state: str
+
+
+class MasterJson(TypedDict, total=False):
+    """The Spark master's JSON status (``/json/``), the fields read here."""
+
+    workers: list[WorkerJson]
 
 
 class EmbeddedSparkCluster:
@@ -127,12 +140,12 @@ class EmbeddedSparkCluster:
         self._workers[i] = None
         log.info("killed worker %d (pid %d)", i, proc.pid)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> MasterJson:
         """The master's JSON status (workers, applications), or ``{}`` while it starts."""
         url = f"http://{LOOPBACK}:{self.webui_port}/json/"
         try:
             with urllib.request.urlopen(url, timeout=5) as resp:
-                data: dict[str, Any] = json.load(resp)
+                data: MasterJson = json.load(resp)
                 return data
         except OSError:
             return {}
