@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 import click
 import duckdb
@@ -29,7 +29,7 @@ from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError, QueryError, TableError
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 FORMATS = click.Choice(["table", "json", "csv"])
 
 
