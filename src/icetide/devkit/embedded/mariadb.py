@@ -35,14 +35,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Literal, TypedDict
 
 import pymysql
 from pymysql.cursors import Cursor
 
-from icetide.devkit.embedded.process import free_port, stop_process
+from icetide.devkit.embedded.process import EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def _binary(name: str, fallback: str) -> str:
     return found
 
 
-class EmbeddedMariaDB:
+class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
     """A private ``mariadbd`` process; use as a context manager or call start/stop."""
 
     def __init__(self, data_dir: str | Path, port: int | None = None, server_id: int = 1) -> None:
@@ -124,13 +124,8 @@ class EmbeddedMariaDB:
         self._socket = self._socket_path()
         self._log_offset = 0
 
-    @property
-    def datadir(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def error_log(self) -> Path:
-        return self.root / "mariadbd.err"
+    datadir = Below("data")
+    error_log = Below("mariadbd.err")
 
     @property
     def info(self) -> MariaDBInfo:
@@ -302,14 +297,6 @@ class EmbeddedMariaDB:
             proc.kill()
             proc.wait()
 
-    def __enter__(self) -> MariaDBInfo:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _close_passwordless_accounts(cur: pymysql.cursors.Cursor) -> None:
