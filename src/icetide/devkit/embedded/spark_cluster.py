@@ -26,12 +26,11 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import TypedDict
 
 import pyspark
 
-from icetide.devkit.embedded.process import LOOPBACK, free_port, stop_process
+from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.java import check_java
 
@@ -60,7 +59,7 @@ class MasterJson(TypedDict, total=False):
     workers: list[WorkerJson]
 
 
-class EmbeddedSparkCluster:
+class EmbeddedSparkCluster(EmbeddedServer["EmbeddedSparkCluster"]):
     """One master and ``workers`` workers (``cores`` / ``memory`` each) on loopback."""
 
     def __init__(self, root: Path, workers: int = 2, cores: int = 1,
@@ -178,9 +177,3 @@ class EmbeddedSparkCluster:
         stop_process(self._master, "Spark master", 20)
         self._master = None
 
-    def __enter__(self) -> EmbeddedSparkCluster:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
