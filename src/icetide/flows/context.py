@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextvars
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icetide.errors import PipelineError
 from icetide.model.source import AnyBatch, AnySource
+from icetide.pipelines.registry import set_within
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -148,11 +149,6 @@ def current_batch() -> BatchContext:
         ) from None
 
 
-@contextmanager
-def bound(ctx: BatchContext) -> Iterator[BatchContext]:
+def bound(ctx: BatchContext) -> AbstractContextManager[BatchContext]:
     """Bind ``ctx`` as the current batch for the duration of the block."""
-    token = _CURRENT.set(ctx)
-    try:
-        yield ctx
-    finally:
-        _CURRENT.reset(token)
+    return set_within(_CURRENT, ctx)

@@ -21,6 +21,7 @@ from icetide.pipelines.names import SourceLocation, qualify_name, where
 from icetide.pipelines.spec import Expectation, FlowSpec, TableSpec
 
 _Spec = TypeVar("_Spec", TableSpec, FlowSpec)
+_V = TypeVar("_V")
 
 _ACTIVE: ContextVar[GraphRegistry | None] = ContextVar("icetide_graph_registry", default=None)
 
@@ -121,13 +122,21 @@ EXPECTATIONS_ATTR = "__icetide_expectations__"
 
 
 @contextmanager
+def set_within(var: ContextVar[_V], value: _V) -> Iterator[_V]:
+    """Set ``var`` to ``value`` inside the ``with`` block, then back to what it was (the
+    registry being declared into here, the running batch in ``flows.context``)."""
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
+@contextmanager
 def registration_context(registry: GraphRegistry) -> Iterator[GraphRegistry]:
     """Make ``registry`` the target of declarations inside the ``with`` block."""
-    token = _ACTIVE.set(registry)
-    try:
+    with set_within(_ACTIVE, registry):
         yield registry
-    finally:
-        _ACTIVE.reset(token)
 
 
 def current_registry() -> GraphRegistry | None:
