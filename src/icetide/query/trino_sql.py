@@ -20,7 +20,7 @@ from trino.types import NamedRowTuple
 
 from icetide.config import Settings
 from icetide.errors import ConfigError, IcetideError, QueryError
-from icetide.query.result import QueryResult
+from icetide.query.result import QueryResult, plain_value
 from icetide.runtime.trino.server import running
 
 log = logging.getLogger(__name__)
@@ -67,16 +67,16 @@ def connect(settings: Settings) -> Connection:
         request_timeout=REQUEST_TIMEOUT_S)
 
 
+def _row_fields(value: object) -> dict[str, object] | None:
+    if not isinstance(value, NamedRowTuple):
+        return None
+    names = value.__annotations__["names"]  # the client's record of the field names
+    return {str(n): v for n, v in zip(names, value, strict=True)}
+
+
 def plain(value: object) -> object:
     """Trino's Python values as plain ones: a ROW becomes a dict by field name."""
-    if isinstance(value, NamedRowTuple):
-        names = value.__annotations__["names"]  # the client's record of the field names
-        return {str(n): plain(v) for n, v in zip(names, value, strict=True)}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+    return plain_value(value, _row_fields)
 
 
 def run_trino(settings: Settings, query: str, max_rows: int | None = None) -> QueryResult:
