@@ -145,7 +145,7 @@ PositiveDuration = Annotated[Duration, Field(gt=0)]
 _POSITIVE = TypeAdapter(PositiveDuration | None)
 
 
-def parse_seconds(value: str | float | None, what: str) -> float | None:
+def parse_seconds(value: object, what: str) -> float | None:
     """``"2 minutes"`` → 120.0 (None stays None); a PipelineError naming ``what`` if invalid."""
     try:
         return _POSITIVE.validate_python(value)
