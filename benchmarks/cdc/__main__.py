@@ -111,6 +111,7 @@ def _verify(spark: Any, info: MariaDBInfo, db: str, when: str) -> tuple[int, int
         cur.execute(CHECKSUM.format(s="CHAR", t=f"`{db}`.items"))
         row = cur.fetchone()
     conn.close()
+    assert row is not None
     upstream = tuple(int(v or 0) for v in row)
     lake = tuple(int(v or 0) for v in spark.sql(
         CHECKSUM.format(s="STRING", t="lake.bench_cdc.items")).first())
@@ -135,6 +136,7 @@ def _position(info: MariaDBInfo) -> tuple[str, int]:
         cur.execute("SHOW MASTER STATUS")
         row = cur.fetchone()
     conn.close()
+    assert row is not None, "the binary log is off"
     return str(row[0]), int(row[1])
 
 

@@ -82,7 +82,7 @@ def merge_seconds(spark: Any, ident: str, rows: int, count: int, *, filtered: bo
     batch = changes(spark, rows, count).persist()
     batch.count()
     sink = MergeSink(deduplicate("_cdc_pos", on_delete="remove"), ("id",), op_column="_op")
-    props = Marker("bench", {"s": 0}, {"s": 1}, rows=count).to_summary()
+    props = Marker("bench", {"s": {"n": 0}}, {"s": {"n": 1}}, rows=count).to_summary()
     with _key_filter(filtered):
         began = time.perf_counter()
         sink.write(spark, batch, ident, props, frozenset())

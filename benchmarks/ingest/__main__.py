@@ -90,7 +90,7 @@ def _latencies(spark: SparkSession, flow: Flow, since_ms: int) -> np.ndarray:
         marker = Marker.from_summary(summary)
         if marker and marker.flow == flow.name and marker.committed_at_ms:
             (end,) = marker.end.values()
-            offsets = {k: int(v) for k, v in end.items() if k.isdigit()}
+            offsets = {k: int(str(v)) for k, v in end.items() if k.isdigit()}
             batches.append((marker.committed_at_ms, offsets))
     batches.sort()
     rows: Any = spark.sql(

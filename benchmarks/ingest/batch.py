@@ -16,13 +16,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks.ingest.__main__ import TOPIC, _flow
 from icetide.config import Settings
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL, GenOptions, produce_clicks
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.model.positions import KafkaPosition
 from icetide.runtime.metastore.service import stop_metastore
 from icetide.sources.kafka.decode import decode_json
 from icetide.sources.kafka.source import KafkaSource
@@ -53,7 +54,7 @@ def _wrap(owner: Any, name: str, label: str) -> None:
 def _read_phases(spark: Any, src: KafkaSource, loop: FlowLoop) -> None:
     from pyspark.sql.types import StructType, _parse_datatype_string
 
-    start = loop.committed_start()[src.key]
+    start = cast(KafkaPosition, loop.committed_start()[src.key])
     batch = src.plan(start)
     assert batch is not None
     with _timed("read only (count)"):

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from icetide.config import Settings, load_settings
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from icetide.maintenance import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
-    from icetide.query.catalog_info import TableSummary
+    from icetide.query.catalog_info import TableDescription, TableSummary
     from icetide.query.result import QueryResult
     from icetide.runtime.catalog_migrate import Migrated
     from icetide.runtime.catalogs import ReadCatalog
@@ -309,7 +309,7 @@ class Context:
 
         return table_summaries(self.catalog)
 
-    def describe(self, table: str, snapshots: int = 5) -> dict[str, Any]:
+    def describe(self, table: str, snapshots: int = 5) -> TableDescription:
         """Schema, partition spec, properties and recent snapshots of ``table``. No JVM."""
         from icetide.query import catalog_info
 

@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
@@ -103,7 +102,7 @@ class DashboardState:
     #: where engines reach the lake's catalog (the metastore's recorded URI)
     catalog: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """JSON-friendly form; ``status`` is exactly ``icetide status --format json``."""
         return {
             "generated_ms": self.generated_ms, "pipeline": self.pipeline,
@@ -117,7 +116,7 @@ class DashboardState:
         }
 
 
-def _activity_json(activity: TableActivity) -> dict[str, Any]:
+def _activity_json(activity: TableActivity) -> dict[str, object]:
     return {"table": activity.table, "commits_per_min": activity.commits_per_min,
             "history": [vars(p) for p in activity.history], "sources": list(activity.sources),
             "dead_letter_table": activity.dead_letter_table,

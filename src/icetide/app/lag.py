@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import SupportsFloat, cast
 
 from icetide.config import Settings
 from icetide.errors import IcetideError
@@ -37,7 +37,7 @@ class SourceLag:
     source: str
     behind: float | None
     unit: str
-    detail: Mapping[str, Any] = field(default_factory=dict)
+    detail: Mapping[str, object] = field(default_factory=dict)
     error: str | None = None
 
     def short(self) -> str:
@@ -52,14 +52,18 @@ class SourceLag:
 LagProbe = Callable[[str, Position], "SourceLag | None"]
 
 
-def from_source_lag(key: str, info: Mapping[str, Any]) -> SourceLag:
+def _figure(value: object) -> float:
+    return float(cast("SupportsFloat | str", value))
+
+
+def from_source_lag(key: str, info: Mapping[str, object]) -> SourceLag:
     """Interpret a ``AnySource.lag`` answer: ``total`` messages, or ``seconds_behind``."""
     if "total" in info:
-        return SourceLag(key, float(info["total"]), "messages", dict(info))
+        return SourceLag(key, _figure(info["total"]), "messages", dict(info))
     if "seconds_behind" in info:
-        return SourceLag(key, float(info["seconds_behind"]), "seconds", dict(info))
+        return SourceLag(key, _figure(info["seconds_behind"]), "seconds", dict(info))
     if "rows" in info:
-        return SourceLag(key, float(info["rows"]), "rows", dict(info))
+        return SourceLag(key, _figure(info["rows"]), "rows", dict(info))
     return SourceLag(key, None, "unknown", dict(info))
 
 

@@ -19,7 +19,6 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
@@ -61,7 +60,7 @@ class TableStatus:
     batch_s: float | None = None
     dead_letters: int | None = None
     dropped: int | None = None
-    expectations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    expectations: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     lag: tuple[SourceLag, ...] = ()
     #: Flows that stopped on an error since the newest commit: flow → message.
     errors: Mapping[str, str] = field(default_factory=dict)
@@ -74,7 +73,7 @@ class TableStatus:
     master: str | None = None
     executors: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """JSON-friendly form."""
         data = asdict(self)
         data["flows"] = list(self.flows)

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 RESNAPSHOT = "resnapshot"
 
 
-def resnapshot_position(now_ms: int | None = None) -> dict[str, Any]:
+def resnapshot_position(now_ms: int | None = None) -> dict[str, object]:
     """The position that makes a CDC flow delete its targets and snapshot again (unique, so
     two resets never look like the same half-committed batch)."""
     return {"phase": RESNAPSHOT, "requested_at": now_ms or int(time.time() * 1000)}
@@ -74,7 +74,7 @@ class TableSource(Protocol[P]):
     def read_tables(self, spark: SparkSession, batch: BatchRange[P]) -> dict[str, DataFrame]: ...
     def batch_schemas(self, batch: BatchRange[P]) -> dict[str, TableSchema]: ...
     def schema(self, table: str) -> TableSchema: ...
-    def lag(self, position: P) -> dict[str, Any]: ...
+    def lag(self, position: P) -> dict[str, object]: ...
     def close(self) -> None: ...
 
     @property
@@ -125,7 +125,7 @@ class CdcSource(AnySource):
     def read(self, spark: SparkSession, batch: AnyBatch) -> DataFrame:
         return self.inner.read(spark, batch)
 
-    def lag(self, position: Position) -> dict[str, Any]:
+    def lag(self, position: Position) -> dict[str, object]:
         return {"phase": RESNAPSHOT} if is_resnapshot(position) else self.inner.lag(position)
 
     def close(self) -> None:
@@ -245,7 +245,8 @@ class CdcApply:
         inner, info = self.source.inner, batch.info
         frames = inner.read_tables(spark, batch)
         schemas = inner.batch_schemas(batch)
-        touched = {*frames, *info.get("schema_changes", {}), *info.get("adopted", [])}
+        changed = cast("Iterable[str]", info.get("schema_changes", {}))
+        touched = {*frames, *changed, *cast("Iterable[str]", info.get("adopted", []))}
         for table in sorted(touched):
             target = self._target(spark, table)
             if target is None:

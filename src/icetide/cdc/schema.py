@@ -9,7 +9,6 @@ envelope); :mod:`icetide.cdc.evolution` diffs two of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from icetide.errors import SourceError
 
@@ -24,7 +23,7 @@ class Column:
     spark_type: str
     nullable: bool = True
 
-    def to_json(self) -> list[Any]:
+    def to_json(self) -> list[object]:
         return [self.name, self.spark_type, self.nullable, self.column_type]
 
 
@@ -51,6 +50,6 @@ class TableSchema:
                 return c
         raise SourceError(f"table {self.qualified} has no column {name!r}; it has {self.names}")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"table": self.qualified, "primary_key": list(self.primary_key),
                 "columns": [c.to_json() for c in self.columns]}

@@ -8,17 +8,21 @@ from pathlib import Path
 
 import click
 
-from icetide.cli.options import conf_option, config_option, context_from
+from icetide.cli.options import (
+    conf_option,
+    config_option,
+    context_from,
+    listen_options,
+    optional_pipeline_dir,
+)
 
 
 @click.command()
-@click.argument("pipeline_dir", required=False,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--host", default=None, metavar="HOST",
-              help="Interface to listen on (default: dashboard.host, 127.0.0.1). Any other "
-                   "than loopback needs ICETIDE_DASHBOARD__TOKEN.")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
-              help="Port to listen on (default: dashboard.port, 8765).")
+@optional_pipeline_dir
+@listen_options(
+    host_help="Interface to listen on (default: dashboard.host, 127.0.0.1). Any other "
+              "than loopback needs ICETIDE_DASHBOARD__TOKEN.",
+    port_help="Port to listen on (default: dashboard.port, 8765).")
 @click.option("--lag/--no-lag", default=True, show_default=True,
               help="Ask each source how far the committed position is behind.")
 @conf_option

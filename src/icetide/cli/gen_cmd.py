@@ -8,9 +8,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 from icetide.cli.options import config_option, settings_from
 from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
@@ -35,7 +38,7 @@ def _stop_on_sigint() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _progress(total: int | None) -> Any:
+def _progress(total: int | None) -> Progress:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

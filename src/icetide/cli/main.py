@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from typing import Any
 
 import click
 
@@ -85,7 +84,7 @@ def cli(verbose: int) -> None:
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> object:
     """Entry point: IcetideError → a one-line message and exit code 2 (cli/exits.py)."""
     try:
         return cli.main(args=argv, prog_name="icetide", standalone_mode=False)

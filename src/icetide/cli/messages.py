@@ -3,7 +3,7 @@ errors and click's (a bad option, a missing argument) alike."""
 
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO
 
 import click
 
@@ -29,5 +29,5 @@ class CliError(click.ClickException):
     """A failure a command reports in one line (exit code 1), with icetide's prefix even
     when the command runs outside :func:`icetide.cli.main.main` (tests, CliRunner)."""
 
-    def show(self, file: IO[Any] | None = None) -> None:
+    def show(self, file: IO[str] | None = None) -> None:
         echo_error(self.format_message())

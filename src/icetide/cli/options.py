@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import click
 
 from icetide.app.context import Context
 from icetide.config import Settings, load_settings
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 
 def config_option(fn: F) -> F:
@@ -25,6 +25,21 @@ def config_option(fn: F) -> F:
 #: ``--format text|json`` of the commands that print a record (catalog, jars, trino)
 text_or_json = click.option("--format", "fmt", type=click.Choice(["text", "json"]),
                             default="text", show_default=True, help="Output format.")
+
+
+#: ``[PIPELINE_DIR]``: the optional pipeline folder of status, dashboard and serve sql
+optional_pipeline_dir = click.argument(
+    "pipeline_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+
+
+def listen_options(host_help: str, port_help: str) -> Callable[[F], F]:
+    """``--host HOST`` and ``--port PORT`` of a command that serves (``None``: the
+    setting's value)."""
+    def add(fn: F) -> F:
+        fn = click.option("--port", type=click.IntRange(0, 65535), default=None,
+                          metavar="PORT", help=port_help)(fn)
+        return click.option("--host", default=None, metavar="HOST", help=host_help)(fn)
+    return add
 
 
 def settings_from(config_path: Path | None) -> Settings:

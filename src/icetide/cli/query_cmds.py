@@ -10,11 +10,10 @@ import csv
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 import click
 import duckdb
@@ -23,14 +22,14 @@ from rich.console import Console
 from rich.table import Table
 
 from icetide.app.context import Engine
+from icetide.app.describe import TableDescription, readable_summary
 from icetide.cli.exits import Refused
 from icetide.cli.hints import duckdb_hint
 from icetide.cli.messages import CliError
 from icetide.cli.options import config_option, context_from
 from icetide.errors import IcetideError, QueryError, TableError
-from icetide.model.markers import COMMITTED_AT, MAX_EVENT_TIME
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 FORMATS = click.Choice(["table", "json", "csv"])
 
 
@@ -81,7 +80,7 @@ def cli_errors(found: tuple[type[IcetideError], ...] = ()) -> Iterator[None]:
         raise CliError(f"Spark: {message}") from exc
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
@@ -89,7 +88,9 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str = "") -> None:
+def emit(
+    columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: str, title: str = "",
+) -> None:
     """Print rows as a rich table, a JSON array of objects or CSV with a header."""
     if fmt == "json":
         records = [dict(zip(columns, row, strict=True)) for row in rows]
@@ -159,23 +160,11 @@ def tables(fmt: str, config_path: Path | None) -> None:
     emit(columns, rows, fmt)
 
 
-#: Snapshot summary keys holding epoch milliseconds: shown as ISO timestamps too.
-_TIME_KEYS = (COMMITTED_AT, MAX_EVENT_TIME)
+def _summary_text(summary: Mapping[str, str]) -> str:
+    return "\n".join(f"{k}={v}" for k, v in readable_summary(summary))
 
 
-def _summary_value(key: str, value: Any) -> str:
-    if key in _TIME_KEYS and str(value).isdigit():
-        stamp = datetime.fromtimestamp(int(value) / 1000, UTC).isoformat(timespec="milliseconds")
-        return f"{stamp} ({value})"
-    return str(value)
-
-
-def _summary_text(summary: dict[str, Any]) -> str:
-    keys = sorted(summary, key=lambda k: (not k.startswith("icetide."), k))
-    return "\n".join(f"{k}={_summary_value(k, summary[k])}" for k in keys if k != "operation")
-
-
-def _print_description(info: dict[str, Any]) -> None:
+def _print_description(info: TableDescription) -> None:
     console = Console()
     console.print(f"[bold]{info['table']}[/bold]  format v{info['format_version']}")
     console.print(f"location: {info['location']}", soft_wrap=True)

@@ -10,7 +10,13 @@ from types import FrameType
 
 import click
 
-from icetide.cli.options import conf_option, config_option, context_from
+from icetide.cli.options import (
+    conf_option,
+    config_option,
+    context_from,
+    listen_options,
+    optional_pipeline_dir,
+)
 
 
 @click.group()
@@ -32,13 +38,11 @@ def _wait_for_signal() -> None:
 
 
 @serve.command("sql")
-@click.argument("pipeline_dir", required=False,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--host", default=None, metavar="HOST",
-              help="Address to listen on (default: sql_server.host, 127.0.0.1). Anything "
-                   "but loopback needs ICETIDE_SQL_SERVER__PASSWORD.")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
-              help="TCP port (default: sql_server.port, 10000; 0: a free port).")
+@optional_pipeline_dir
+@listen_options(
+    host_help="Address to listen on (default: sql_server.host, 127.0.0.1). Anything "
+              "but loopback needs ICETIDE_SQL_SERVER__PASSWORD.",
+    port_help="TCP port (default: sql_server.port, 10000; 0: a free port).")
 @conf_option
 @config_option
 def sql(pipeline_dir: Path | None, host: str | None, port: int | None,

@@ -9,13 +9,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from icetide.cli.options import conf_option, config_option, context_from
+from icetide.cli.options import conf_option, config_option, context_from, optional_pipeline_dir
 from icetide.cli.render import status_table
 
 
 @click.command()
-@click.argument("pipeline_dir", required=False,
-                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@optional_pipeline_dir
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 @click.option("--lag/--no-lag", default=True, show_default=True,

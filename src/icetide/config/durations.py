@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator
 
@@ -33,7 +33,7 @@ def parse_duration(value: str | float | int) -> float:
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
-def _to_seconds(value: Any) -> Any:
+def _to_seconds(value: object) -> object:
     """The validator of :data:`Duration`: a duration as :func:`parse_duration` reads it."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError(f"invalid duration {value!r}: write e.g. '10 seconds' or '2 minutes'")

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import yaml
 from pydantic import ValidationError
@@ -44,7 +44,7 @@ def env_name(dotted: str) -> str:
     return ENV_PREFIX + dotted.upper().replace(".", "__")
 
 
-def _reject_secrets_in_yaml(data: Mapping[str, Any], source: str, prefix: str = "") -> None:
+def _reject_secrets_in_yaml(data: Mapping[str, object], source: str, prefix: str = "") -> None:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, Mapping):
@@ -56,9 +56,9 @@ def _reject_secrets_in_yaml(data: Mapping[str, Any], source: str, prefix: str = 
             )
 
 
-def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
+def env_overlay(environ: Mapping[str, str]) -> dict[str, object]:
     """Turn ``ICETIDE_<SECTION>__<KEY>=v`` variables into a nested dict (``ICETIDE_HOME`` too)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
             continue
@@ -73,7 +73,7 @@ def env_overlay(environ: Mapping[str, str]) -> dict[str, Any]:
             path[2] = path[2].replace("_", ".")  # librdkafka names: sasl.password
         node = out
         for part in path[:-1]:
-            node = node.setdefault(part, {})
+            node = cast("dict[str, object]", node.setdefault(part, {}))
         node[path[-1]] = value
     return out
 
@@ -98,18 +98,19 @@ def _check_not_a_misspelt_setting(name: str, path: list[str]) -> None:
             )
 
 
-def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def _deep_merge(base: dict[str, object], over: Mapping[str, object]) -> dict[str, object]:
     merged = dict(base)
     for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _deep_merge(dict(merged[key]), value)
+        current = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            merged[key] = _deep_merge(dict(current), value)
         else:
             merged[key] = value
     return merged
 
 
-def _from_env(overlay: Mapping[str, Any], loc: tuple[str | int, ...]) -> bool:
-    node: Any = overlay
+def _from_env(overlay: Mapping[str, object], loc: tuple[str | int, ...]) -> bool:
+    node: object = overlay
     for part in loc:
         if not isinstance(node, Mapping) or str(part) not in node:
             return False
@@ -118,7 +119,7 @@ def _from_env(overlay: Mapping[str, Any], loc: tuple[str | int, ...]) -> bool:
 
 
 def _format_validation(err: ValidationError, source: str,
-                       overlay: Mapping[str, Any] | None = None) -> str:
+                       overlay: Mapping[str, object] | None = None) -> str:
     lines = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"])
@@ -141,7 +142,7 @@ def load_settings(
     environ = os.environ if environ is None else environ
     explicit = path is not None or "ICETIDE_CONFIG" in environ
     cfg_path = Path(path or environ.get("ICETIDE_CONFIG", DEFAULT_CONFIG_FILE))
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     source = str(cfg_path)
     if cfg_path.exists():
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -25,7 +25,7 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _name_list(v: Any) -> Any:
+def _name_list(v: object) -> object:
     """A list from YAML, or a comma-separated string from the environment."""
     if isinstance(v, str):
         return [p.strip() for p in v.split(",") if p.strip()]
@@ -63,7 +63,7 @@ class PythonEnvConfig(_Section):
 
     @field_validator("packages", "exclude", mode="before")
     @classmethod
-    def _lists(cls, v: Any) -> Any:
+    def _lists(cls, v: object) -> object:
         return _name_list(v)
 
     @model_validator(mode="after")
@@ -185,7 +185,7 @@ class MetastoreConfig(_Section):
 
     @field_validator("idle_timeout", mode="before")
     @classmethod
-    def _idle(cls, v: Any) -> Any:
+    def _idle(cls, v: object) -> object:
         return None if v is None or str(v).strip().lower() in ("", "null") else v
 
     @field_validator("database")
@@ -262,7 +262,7 @@ class MaintenanceConfig(_Section):
     #: Old metadata.json files kept (``write.metadata.previous-versions-max``).
     metadata_versions: int = Field(default=20, ge=1)
 
-    def with_overrides(self, values: Mapping[str, Any], origin: str) -> MaintenanceConfig:
+    def with_overrides(self, values: Mapping[str, object], origin: str) -> MaintenanceConfig:
         """This policy with ``values`` (keys of this section) applied; a bad key or value
         raises :class:`ConfigError` naming ``<origin>.<key>``."""
         try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import ExpectationFailed, PipelineError
 from icetide.flows.loop import CheckedBatch
@@ -38,9 +38,9 @@ def expectation_keys(name: str) -> tuple[str, str, str]:
     return base + "passed", base + "failed", base + "action"
 
 
-def expectation_counts(extra: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def expectation_counts(extra: Mapping[str, str]) -> dict[str, dict[str, object]]:
     """``{name: {"passed": n, "failed": n, "action": a}}`` from a marker's extra keys."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for key, value in extra.items():
         if not key.startswith(MarkerExtra.EXPECT_PREFIX) or key == MarkerExtra.EXPECT_DROPPED:
             continue

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextvars
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import PipelineError
 from icetide.model.source import AnyBatch, AnySource
+from icetide.pipelines.registry import set_within
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,7 +35,7 @@ class BatchContext:
     catalog: str
     sources: Mapping[str, AnySource]
     batches: Mapping[str, AnyBatch]
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)
     #: pipeline source name → source key (``clicks`` → ``kafka:clicktopic``)
     aliases: Mapping[str, str] = field(default_factory=dict)
     side_outputs: dict[str, DataFrame] = field(default_factory=dict)
@@ -148,11 +149,6 @@ def current_batch() -> BatchContext:
         ) from None
 
 
-@contextmanager
-def bound(ctx: BatchContext) -> Iterator[BatchContext]:
+def bound(ctx: BatchContext) -> AbstractContextManager[BatchContext]:
     """Bind ``ctx`` as the current batch for the duration of the block."""
-    token = _CURRENT.set(ctx)
-    try:
-        yield ctx
-    finally:
-        _CURRENT.reset(token)
+    return set_within(_CURRENT, ctx)

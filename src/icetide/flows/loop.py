@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from threading import Event
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tenacity import Retrying, wait_none
 
@@ -32,6 +32,7 @@ from icetide.flows.timing import JobCounter, Phases
 from icetide.lake import commit
 from icetide.lake.sinks import AppendSink, Changes, DeferredProps, Sink
 from icetide.model.markers import Marker, same_position
+from icetide.model.positions import Position
 from icetide.model.source import AnyBatch, AnySource
 from icetide.runtime.interrupt import Interrupted
 from icetide.runtime.retry import Failure, retrying, stop_after_counted
@@ -85,7 +86,7 @@ class Flow:
     event_time_column: str | None = None
     max_records: int | None = None
     catalog: str = "lake"
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     checker: Checker | None = None
     #: Least seconds between two batch starts in a continuous run, whatever the trigger
@@ -103,8 +104,8 @@ class BatchResult:
     """What one committed batch did."""
 
     flow: str
-    start: Mapping[str, Any]
-    end: Mapping[str, Any]
+    start: Mapping[str, Position]
+    end: Mapping[str, Position]
     rows: int
     rows_in: int
     dlq_rows: int
@@ -133,13 +134,13 @@ class FlowLoop:
         #: End of the batch this loop committed last (``None`` before the first commit and
         #: once a batch starts writing): the next batch starts there without reading the
         #: markers, and no side table can hold a half-committed batch.
-        self._committed_end: dict[str, Any] | None = None
+        self._committed_end: dict[str, Position] | None = None
         self._side_exists: set[str] = set()  # side tables seen to exist (never dropped)
         #: The marker end the current batch was planned from (None: no marker yet).
-        self._planned_from: Mapping[str, Any] | None = None
+        self._planned_from: Mapping[str, Position] | None = None
 
     # -- positions -------------------------------------------------------------------
-    def committed_start(self) -> dict[str, Any]:
+    def committed_start(self) -> dict[str, Position]:
         """Where the next batch starts: the target's marker, else each source's beginning."""
         marker = commit.last_marker(self.spark, self.flow.target, self.flow.name)
         done = dict(marker.end) if marker else {}
@@ -149,7 +150,7 @@ class FlowLoop:
             for key, src in self.flow.sources.items()
         }
 
-    def _resume(self) -> tuple[dict[str, Any], dict[str, Any] | None, set[str]]:
+    def _resume(self) -> tuple[dict[str, Position], dict[str, Position] | None, set[str]]:
         """Where the next batch starts, a half-committed batch to finish (its end) and the
         side tables already holding it.
 
@@ -171,10 +172,10 @@ class FlowLoop:
         return self.flow.writes()[1:]
 
     def pending_side_batch(
-        self, start: Mapping[str, Any]
-    ) -> tuple[dict[str, Any] | None, set[str]]:
+        self, start: Mapping[str, Position]
+    ) -> tuple[dict[str, Position] | None, set[str]]:
         """A batch some side table committed but the target did not: its end and those tables."""
-        pending_end: dict[str, Any] | None = None
+        pending_end: dict[str, Position] | None = None
         done: set[str] = set()
         for side in self.all_side_tables():
             if side not in self._side_exists:
@@ -199,7 +200,7 @@ class FlowLoop:
             raise ConcurrentWriterError(self.flow.name, self.flow.target)
 
     def plan(
-        self, start: Mapping[str, Any], pending_end: Mapping[str, Any] | None
+        self, start: Mapping[str, Position], pending_end: Mapping[str, Position] | None
     ) -> dict[str, AnyBatch] | None:
         """One range per source, or ``None`` when no source has anything new."""
         batches: dict[str, AnyBatch] = {}

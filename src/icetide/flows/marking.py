@@ -11,20 +11,20 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from icetide.flows.context import BatchContext
 from icetide.flows.stats import Observed, Stats
 from icetide.model.keys import MarkerExtra
 from icetide.model.markers import Marker
+from icetide.model.positions import Position
 
 
 @dataclass(frozen=True)
 class Span:
     """A batch's source range and when it began (``time.monotonic()``)."""
 
-    start: Mapping[str, Any]
-    end: Mapping[str, Any]
+    start: Mapping[str, Position]
+    end: Mapping[str, Position]
     began: float
 
 

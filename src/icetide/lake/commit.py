@@ -14,13 +14,14 @@ import itertools
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.model.keys import MarkerKeys
 from icetide.model.markers import Marker
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 MAX_ANCESTORS = 10_000
 
 
-def load_table(spark: SparkSession, ident: str) -> Any:
+def load_table(spark: SparkSession, ident: str) -> JavaObject:
     """The Java Iceberg ``Table`` for ``catalog.db.table``, current as of this call.
 
     A catalog without a table cache (``cache-enabled=false``, icetide's default) loads

@@ -20,20 +20,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import sql_and, sql_string
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, Row
 
 #: Up to this many batch rows, the exact key values are listed (``IN``); above, a range.
 IN_LIST_LIMIT = 20_000
+#: A key value this filter can write as a literal (ints, strings, decimals, dates).
+KeyValue = int | str | Decimal | date
 _INT_SUFFIX = {"tinyint": "Y", "smallint": "S", "int": "", "bigint": "L"}
 
 
-def literal(value: Any, type_name: str) -> str | None:
+def literal(value: object, type_name: str) -> str | None:
     """An exact Spark SQL literal of ``value`` for a column of ``type_name``
     (``DataType.simpleString()``), or ``None`` when the type is not supported."""
     if type_name in _INT_SUFFIX and isinstance(value, int) and not isinstance(value, bool):
@@ -52,7 +54,7 @@ def supported(type_name: str) -> bool:
             or type_name.startswith("decimal("))
 
 
-def in_sql(column: str, values: Iterable[Any], type_name: str) -> str | None:
+def in_sql(column: str, values: Iterable[KeyValue | None], type_name: str) -> str | None:
     """``t.<column> IN (...)`` over the non-null ``values`` (sorted, distinct)."""
     items = sorted({v for v in values if v is not None})
     rendered = [literal(v, type_name) for v in items]
@@ -61,7 +63,7 @@ def in_sql(column: str, values: Iterable[Any], type_name: str) -> str | None:
     return f"t.{q(column)} IN ({', '.join(str(r) for r in rendered)})"
 
 
-def range_sql(column: str, low: Any, high: Any, type_name: str) -> str | None:
+def range_sql(column: str, low: object, high: object, type_name: str) -> str | None:
     """``t.<column> BETWEEN low AND high`` (``None`` when a bound is missing)."""
     lo, hi = literal(low, type_name), literal(high, type_name)
     if lo is None or hi is None:
@@ -105,7 +107,7 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
                     flagged)
 
 
-def _first_rows(batch: DataFrame, columns: Sequence[str], n: int) -> list[Any]:
+def _first_rows(batch: DataFrame, columns: Sequence[str], n: int) -> list[Row]:
     """Up to ``n`` rows of ``columns`` in one job. A plain ``limit().collect()`` scans one
     partition, then more in further jobs; a limit that is not the last step is planned
     as a per-partition limit shuffled to one partition."""
@@ -121,7 +123,7 @@ def _all_of(parts: Sequence[str | None]) -> str | None:
     return sql_and(*present) if present else None
 
 
-def _listed(usable: Sequence[str], values: Sequence[Any],
+def _listed(usable: Sequence[str], values: Sequence[Row],
             target_types: Mapping[str, str]) -> str | None:
     """``t.k IN (...)`` for every usable key over the collected ``values``."""
     if not values:

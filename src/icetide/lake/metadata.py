@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 import orjson
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import SparkSession
 
 
@@ -96,7 +97,7 @@ def parse_metadata(text: str | bytes) -> TableMetadata:
 CHUNK_CHARS = 3_000
 
 
-def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
+def metadata_of(spark: SparkSession, table: JavaObject) -> TableMetadata:
     """The metadata of ``table`` (a Java Iceberg ``Table``, as loaded).
 
     The current ``metadata.json`` is read as a file when it is local (a table refresh
@@ -114,7 +115,7 @@ def metadata_of(spark: SparkSession, table: Any) -> TableMetadata:
     return parsed
 
 
-def _parse(spark: SparkSession, current: Any, location: str) -> TableMetadata:
+def _parse(spark: SparkSession, current: JavaObject, location: str) -> TableMetadata:
     local = local_path(location) if location else None
     if local is not None:
         try:
@@ -168,7 +169,7 @@ def _read(path: Path) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def _fetch_json(spark: SparkSession, current: Any, chunk: int = CHUNK_CHARS) -> str:
+def _fetch_json(spark: SparkSession, current: JavaObject, chunk: int = CHUNK_CHARS) -> str:
     """``TableMetadataParser.toJson(current)``, fetched ``chunk`` characters a call."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None

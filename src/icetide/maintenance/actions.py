@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from tenacity import stop_after_attempt, wait_incrementing
 
@@ -20,6 +20,7 @@ from icetide.tables.procedures import call_sql
 from icetide.tables.sql import split_qualified
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def retry_conflicts(step: str, fn: Callable[[], T], delay: float = 1.0) -> T:
 
 
 def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]
-          ) -> dict[str, Any]:
+          ) -> dict[str, object]:
     rows = spark.sql(call_sql(catalog, name, args)).collect()
     return rows[0].asDict() if rows else {}
 
@@ -60,7 +61,7 @@ def _in_catalog(ident: str) -> str:
 
 
 def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
-                       sort_order: str | None, options: dict[str, str]) -> dict[str, Any]:
+                       sort_order: str | None, options: dict[str, str]) -> dict[str, object]:
     args: dict[str, object] = {"table": _in_catalog(ident), "strategy": strategy,
                                "options": options}
     if sort_order:
@@ -69,23 +70,23 @@ def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
 
 
 def rewrite_position_deletes(spark: SparkSession, ident: str,
-                             options: dict[str, str]) -> dict[str, Any]:
+                             options: dict[str, str]) -> dict[str, object]:
     return _call(spark, split_qualified(ident)[0], "rewrite_position_delete_files",
                  {"table": _in_catalog(ident), "options": options})
 
 
-def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, Any]:
+def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, object]:
     return _call(spark, split_qualified(ident)[0], "rewrite_manifests",
                  {"table": _in_catalog(ident)})
 
 
-def _actions(spark: SparkSession) -> Any:
+def _actions(spark: SparkSession) -> JavaObject:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     return jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
 
 
-def expire_snapshots(table: Any, older_than_ms: int, retain_last: int) -> None:
+def expire_snapshots(table: JavaObject, older_than_ms: int, retain_last: int) -> None:
     """Expire snapshots older than ``older_than_ms`` (epoch ms), keeping ``retain_last``.
 
     Iceberg's core API, not the Spark action: on a table whose history is one line (a
@@ -110,8 +111,8 @@ class _KeepFiles:
         implements: ClassVar[list[str]] = ["java.util.function.Consumer"]
 
 
-def remove_orphans(spark: SparkSession, table: Any, older_than_ms: int, dry_run: bool
-                   ) -> dict[str, Any]:
+def remove_orphans(spark: SparkSession, table: JavaObject, older_than_ms: int, dry_run: bool
+                   ) -> dict[str, object]:
     """Delete (dry: list) files under the table that no snapshot references and that are
     older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h. On
     object storage it lists objects by prefix through the table's FileIO (S3FileIO), not

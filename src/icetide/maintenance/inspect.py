@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig
 from icetide.lake.commit import MAX_ANCESTORS, read_metadata
@@ -18,17 +19,18 @@ from icetide.tables.maintenance import FlowMark, full_size_bytes, small_file_byt
 from icetide.tables.sql import quote_ident
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
 
-def _int(summary: Any, key: str) -> int:
+def _int(summary: Mapping[str, str], key: str) -> int:
     value = summary.get(key)
     return int(value) if value is not None else 0
 
 
-def table_stats(spark: SparkSession, table: Any) -> TableStats:
+def table_stats(spark: SparkSession, table: JavaObject) -> TableStats:
     """Numbers of ``table`` (a Java Iceberg ``Table``) from its current snapshot."""
     meta = metadata_of(spark, table)
     snap, snapshots = meta.current, len(meta.snapshots)
@@ -48,7 +50,7 @@ def table_stats(spark: SparkSession, table: Any) -> TableStats:
     )
 
 
-def medium_bytes(spark: SparkSession, ident: str, table: Any, policy: MaintenanceConfig
+def medium_bytes(spark: SparkSession, ident: str, table: JavaObject, policy: MaintenanceConfig
                  ) -> list[int]:
     """Per partition of ``ident`` (``table``: its Java ``Table``), the bytes of its
     *medium* data files: neither small nor full-sized under ``policy`` (one query of its

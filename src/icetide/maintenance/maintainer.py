@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from icetide.config import MaintenanceConfig, Settings
 from icetide.lake.commit import load_table, read_metadata
@@ -39,6 +39,7 @@ from icetide.tables.maintenance import (
 )
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class Maintainer:
         jtable = load_table(self.spark, ident)
         policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)
         report = MaintenanceReport(ident, self.dry_run, table_stats(self.spark, jtable))
-        steps: list[tuple[str, Callable[[], dict[str, Any] | None]]] = [
+        steps: list[tuple[str, Callable[[], dict[str, object] | None]]] = [
             ("compaction", lambda: self._compact(ident, policy, report.before)),
             ("deletes", lambda: self._deletes(ident, policy, report.before)),
             ("manifests", lambda: self._manifests(ident, policy)),
@@ -94,7 +95,7 @@ class Maintainer:
         return report
 
     def _step(self, report: MaintenanceReport, name: str,
-              step: Callable[[], dict[str, Any] | None]) -> None:
+              step: Callable[[], dict[str, object] | None]) -> None:
         log.info("%s of %s: starting%s", name, report.table, " (dry run)" * self.dry_run)
         began = time.monotonic()
         try:
@@ -109,7 +110,7 @@ class Maintainer:
 
     # -- the steps -------------------------------------------------------------------
     def _compact(self, ident: str, policy: MaintenanceConfig, stats: TableStats
-                 ) -> dict[str, Any] | None:
+                 ) -> dict[str, object] | None:
         heavy = stats.records > 0 and stats.position_deletes / stats.records >= policy.delete_ratio
         small = (stats.data_files >= policy.min_input_files
                  and stats.avg_file_bytes < full_size_bytes(policy))
@@ -119,7 +120,7 @@ class Maintainer:
         strategy, order = rewrite_strategy(policy, not jtable.sortOrder().isUnsorted())
         full = heavy or needs_full_compaction(
             medium_bytes(self.spark, ident, jtable, policy), policy)
-        plan: dict[str, Any] = {"strategy": strategy, "sort_order": order,
+        plan: dict[str, object] = {"strategy": strategy, "sort_order": order,
                                 "files": "all below full size" if full else "small only",
                                 "files_before": stats.data_files, "deletes_applied": heavy}
         if self.dry_run:
@@ -131,7 +132,7 @@ class Maintainer:
         return {**plan, **result}
 
     def _deletes(self, ident: str, policy: MaintenanceConfig, stats: TableStats
-                 ) -> dict[str, Any] | None:
+                 ) -> dict[str, object] | None:
         current = (table_stats(self.spark, load_table(self.spark, ident)) if not self.dry_run
                    else stats)
         if current.delete_files < 2:
@@ -143,7 +144,7 @@ class Maintainer:
             f"delete rewrite of {ident}",
             lambda: actions.rewrite_position_deletes(self.spark, ident, options))
 
-    def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+    def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
         manifests = table_stats(self.spark, load_table(self.spark, ident)).manifests
         if manifests <= policy.max_manifests:
             return None
@@ -152,7 +153,7 @@ class Maintainer:
         return actions.retry_conflicts(f"manifest rewrite of {ident}",
                                        lambda: actions.rewrite_manifests(self.spark, ident))
 
-    def _expire(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+    def _expire(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
         meta = read_metadata(self.spark, ident)
         need = needed_snapshots(ident, self.marks())
         ts = {sid: s.timestamp_ms for sid in need if (s := meta.snapshots.get(sid)) is not None}
@@ -160,7 +161,7 @@ class Maintainer:
         expirable = _expirable(meta, cutoff, policy.retain_last)
         if not expirable:
             return None
-        plan = {"older_than_ms": cutoff, "snapshots": expirable,
+        plan: dict[str, object] = {"older_than_ms": cutoff, "snapshots": expirable,
                 "kept_for_consumers": len(ts)}
         if self.dry_run:
             return plan
@@ -168,7 +169,7 @@ class Maintainer:
             load_table(self.spark, ident), cutoff, policy.retain_last))
         return plan
 
-    def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, Any] | None:
+    def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
         jtable = load_table(self.spark, ident)
         last = _last_pass(jtable).get("orphans_at_ms", 0)
         now = int(time.time() * 1000)
@@ -194,13 +195,21 @@ class Maintainer:
         actions.retry_conflicts(f"recording maintenance of {ident}", update.commit)
 
 
-def _last_pass(jtable: Any) -> dict[str, Any]:
+class LastPass(TypedDict, total=False):
+    """The last maintenance pass, as recorded in a table property."""
+
+    at_ms: int
+    actions: list[str]
+    orphans_at_ms: int
+
+
+def _last_pass(jtable: JavaObject) -> LastPass:
     text = jtable.properties().get(TableProperties.MAINTENANCE_LAST)
     try:
         value = json.loads(text) if text else {}
     except ValueError:
         return {}
-    return value if isinstance(value, dict) else {}
+    return cast(LastPass, value) if isinstance(value, dict) else {}
 
 
 def _expirable(meta: TableMetadata, cutoff_ms: int, retain_last: int) -> int:

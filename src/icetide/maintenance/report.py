@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class MaintenanceReport:
     dry_run: bool
     before: TableStats
     after: TableStats | None = None
-    actions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    actions: dict[str, dict[str, object]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     #: Wall seconds of each step, in order (a step with nothing to do included).
@@ -55,7 +54,7 @@ class MaintenanceReport:
             return None
         return max(0, self.before.disk_bytes - self.after.disk_bytes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["bytes_freed"] = self.bytes_freed
         return out

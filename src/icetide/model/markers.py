@@ -24,20 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
 from icetide.model.keys import MarkerKeys
+from icetide.model.positions import Position
 
 K = MarkerKeys
 _KNOWN = frozenset({K.FLOW, K.START, K.POS, K.ROWS, K.ROWS_IN, K.DLQ_ROWS, K.MAX_EVENT_TIME,
                     K.BATCH_MS, K.COMMITTED_AT})
-#: Read by ``icetide sql``'s freshness columns (cli/query_cmds.py); prefer :class:`MarkerKeys`.
+#: Read by ``icetide describe``'s readable summaries (app/describe.py);
+#: prefer :class:`MarkerKeys`.
 COMMITTED_AT, MAX_EVENT_TIME = K.COMMITTED_AT, K.MAX_EVENT_TIME
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """Canonical JSON (sorted keys) so equal positions compare equal as text."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
@@ -47,8 +48,8 @@ class Marker:
     """One flow commit's marker as stored in a snapshot summary."""
 
     flow: str
-    start: Mapping[str, Any]
-    end: Mapping[str, Any]
+    start: Mapping[str, Position]
+    end: Mapping[str, Position]
     rows: int = K.ROWS_DEFAULT
     rows_in: int = K.ROWS_IN_DEFAULT
     dlq_rows: int = K.DLQ_ROWS_DEFAULT
@@ -104,6 +105,6 @@ def _opt_int(value: str | None) -> int | None:
     return None if value in (None, "") else int(value)
 
 
-def same_position(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_position(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
     """Positions are equal when their canonical JSON is equal."""
     return dumps(a) == dumps(b)

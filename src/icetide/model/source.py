@@ -35,7 +35,7 @@ class BatchRange(Generic[P]):
     end: P
     records: int
     # Free-form facts for metrics/status (e.g. per-partition lag); not part of identity.
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, object] = field(default_factory=dict)
 
 
 class Source(ABC, Generic[P]):
@@ -77,7 +77,7 @@ class Source(ABC, Generic[P]):
         commit instead of polling. External sources (Kafka, a binlog) have none."""
         return ()
 
-    def lag(self, position: P) -> dict[str, Any]:
+    def lag(self, position: P) -> dict[str, object]:
         """How far ``position`` is behind the source head (for ``icetide status``)."""
         return {}
 

@@ -17,7 +17,7 @@ expectation decorators can be stacked on either side and tests can call the func
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, cast, overload
+from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar, Unpack, cast, overload
 
 from icetide.errors import PipelineError
 from icetide.pipelines.names import SourceLocation, caller_location, check_column, located
@@ -32,6 +32,7 @@ from icetide.pipelines.spec import (
     Expectation,
     FlowKind,
     FlowSpec,
+    QueryFunction,
     TableKind,
     TableSpec,
     columns_tuple,
@@ -44,7 +45,7 @@ from icetide.tables.maintenance import maintenance_properties
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=QueryFunction)
 
 _FLOW_KIND: dict[TableKind, FlowKind] = {
     "streaming_table": "append", "materialized_view": "batch", "temporary_view": "view",
@@ -117,7 +118,7 @@ def _schema_ddl(schema: StructType | str | None) -> str | None:
     raise PipelineError(f"schema={schema!r} must be a DDL string ('a INT, b STRING') or StructType")
 
 
-def _expectations(func: Callable[..., Any] | None, args: StoredOptions
+def _expectations(func: Callable[..., object] | None, args: StoredOptions
                   ) -> tuple[Expectation, ...]:
     given = tuple(args.get("expectations") or ())
     for e in given:
@@ -130,7 +131,7 @@ def _expectations(func: Callable[..., Any] | None, args: StoredOptions
 
 
 def _build_table(
-    kind: TableKind, name: str, func: Callable[..., Any] | None, args: StoredOptions,
+    kind: TableKind, name: str, func: Callable[..., object] | None, args: StoredOptions,
     registry: GraphRegistry, location: SourceLocation,
 ) -> TableSpec:
     if args.get("format") not in (None, "iceberg"):

@@ -9,14 +9,14 @@ that never becomes a table are reported when loading finishes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from icetide.errors import PipelineError
 from icetide.pipelines.names import SourceLocation, caller_location, located
 from icetide.pipelines.registry import EXPECTATIONS_ATTR, current_registry
 from icetide.pipelines.spec import Expectation, ExpectationAction
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
 def _expectation_decorator(

@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TypeVar, cast
 
 from icetide.errors import PipelineError
 
+_T = TypeVar("_T")
 _REF = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-def interpolate(value: Any, env: Mapping[str, str], origin: str) -> Any:
+def interpolate(value: _T, env: Mapping[str, str], origin: str) -> _T:
     """``value`` (parsed YAML) with ``${VAR}`` references in its strings replaced."""
     if isinstance(value, str):
-        return _expand(value, env, origin)
+        return cast(_T, _expand(value, env, origin))
     if isinstance(value, dict):
-        return {key: interpolate(item, env, origin) for key, item in value.items()}
+        return cast(_T, {key: interpolate(item, env, origin) for key, item in value.items()})
     if isinstance(value, list):
-        return [interpolate(item, env, origin) for item in value]
+        return cast(_T, [interpolate(item, env, origin) for item in value])
     return value
 
 

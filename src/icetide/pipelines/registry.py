@@ -14,13 +14,14 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from icetide.errors import PipelineError, listed
 from icetide.pipelines.names import SourceLocation, qualify_name, where
 from icetide.pipelines.spec import Expectation, FlowSpec, TableSpec
 
 _Spec = TypeVar("_Spec", TableSpec, FlowSpec)
+_V = TypeVar("_V")
 
 _ACTIVE: ContextVar[GraphRegistry | None] = ContextVar("icetide_graph_registry", default=None)
 
@@ -41,9 +42,9 @@ class GraphRegistry:
         self._tables: dict[str, TableSpec] = {}
         self._flows: dict[str, FlowSpec] = {}
         # id(function) -> (function, table name) for expectations stacked above @dp.table.
-        self._table_functions: dict[int, tuple[Callable[..., Any], str]] = {}
+        self._table_functions: dict[int, tuple[Callable[..., object], str]] = {}
         # id(function) -> (function, where) for expectations waiting for their @dp.table.
-        self._pending: dict[int, tuple[Callable[..., Any], SourceLocation | None]] = {}
+        self._pending: dict[int, tuple[Callable[..., object], SourceLocation | None]] = {}
 
     # -- names ---------------------------------------------------------------------------
     def qualify(self, name: str, location: SourceLocation | None = None) -> str:
@@ -63,12 +64,12 @@ class GraphRegistry:
         _add(self._flows, spec, "flow", "give one of them another name=...")
 
     # -- expectations --------------------------------------------------------------------
-    def bind_function(self, func: Callable[..., Any], table: str) -> None:
+    def bind_function(self, func: Callable[..., object], table: str) -> None:
         """Remember that ``func`` is the query of ``table`` (for decorators stacked above)."""
         self._table_functions[id(func)] = (func, table)
         self._pending.pop(id(func), None)
 
-    def table_of(self, func: Callable[..., Any]) -> str | None:
+    def table_of(self, func: Callable[..., object]) -> str | None:
         """The table whose query ``func`` is, if it was registered by a table decorator."""
         entry = self._table_functions.get(id(func))
         return entry[1] if entry is not None and entry[0] is func else None
@@ -80,11 +81,11 @@ class GraphRegistry:
             spec, expectations=expectations + spec.expectations
         )
 
-    def note_pending(self, func: Callable[..., Any], location: SourceLocation | None) -> None:
+    def note_pending(self, func: Callable[..., object], location: SourceLocation | None) -> None:
         """``func`` carries expectations that a table decorator below/above must consume."""
         self._pending.setdefault(id(func), (func, location))
 
-    def is_pending(self, func: Callable[..., Any]) -> bool:
+    def is_pending(self, func: Callable[..., object]) -> bool:
         entry = self._pending.get(id(func))
         return entry is not None and entry[0] is func
 
@@ -121,13 +122,21 @@ EXPECTATIONS_ATTR = "__icetide_expectations__"
 
 
 @contextmanager
+def set_within(var: ContextVar[_V], value: _V) -> Iterator[_V]:
+    """Set ``var`` to ``value`` inside the ``with`` block, then back to what it was (the
+    registry being declared into here, the running batch in ``flows.context``)."""
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
+@contextmanager
 def registration_context(registry: GraphRegistry) -> Iterator[GraphRegistry]:
     """Make ``registry`` the target of declarations inside the ``with`` block."""
-    token = _ACTIVE.set(registry)
-    try:
+    with set_within(_ACTIVE, registry):
         yield registry
-    finally:
-        _ACTIVE.reset(token)
 
 
 def current_registry() -> GraphRegistry | None:

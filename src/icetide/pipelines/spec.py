@@ -41,6 +41,7 @@ from icetide.pipelines.partitioning import PartitionField, parse_partition_cols
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 TableKind = Literal["streaming_table", "materialized_view", "temporary_view"]
 FlowKind = Literal["append", "auto_cdc", "batch", "view"]
@@ -49,7 +50,7 @@ ExpectationAction = Literal["warn", "drop", "fail"]
 if TYPE_CHECKING:
     QueryFunction = Callable[..., DataFrame]
 else:  # the specs are validated at run time, where pyspark is not imported
-    QueryFunction = Callable[..., Any]
+    QueryFunction = Callable[..., object]
 
 TABLE_KINDS: tuple[TableKind, ...] = ("streaming_table", "materialized_view", "temporary_view")
 FLOW_KINDS: tuple[FlowKind, ...] = ("append", "auto_cdc", "batch", "view")
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def _frozen_map(value: Mapping[str, object] | None) -> Mapping[str, object]:
     return MappingProxyType(dict(value or {}))
 
 
@@ -80,7 +81,7 @@ def _not_blank(value: str) -> str:
 
 
 #: A mapping stored read-only (a spec is frozen all the way down).
-FrozenMap = Annotated[Mapping[str, Any], AfterValidator(_frozen_map)]
+FrozenMap = Annotated[Mapping[str, object], AfterValidator(_frozen_map)]
 FrozenStrMap = Annotated[Mapping[str, str], AfterValidator(_frozen_map)]
 #: A string with something in it.
 Text = Annotated[str, AfterValidator(_not_blank)]
@@ -144,7 +145,7 @@ PositiveDuration = Annotated[Duration, Field(gt=0)]
 _POSITIVE = TypeAdapter(PositiveDuration | None)
 
 
-def parse_seconds(value: str | float | None, what: str) -> float | None:
+def parse_seconds(value: object, what: str) -> float | None:
     """``"2 minutes"`` → 120.0 (None stays None); a PipelineError naming ``what`` if invalid."""
     try:
         return _POSITIVE.validate_python(value)
@@ -165,7 +166,7 @@ def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | 
     return tuple(check_column(v, f"{what} entry") for v in values)
 
 
-def struct_to_ddl(schema: Any) -> str:
+def struct_to_ddl(schema: StructType) -> str:
     """A pyspark ``StructType`` (duck-typed: ``.fields``) as a DDL string, no JVM needed."""
     parts = []
     for f in schema.fields:
@@ -174,7 +175,7 @@ def struct_to_ddl(schema: Any) -> str:
     return ", ".join(parts)
 
 
-def query_arity(func: Callable[..., Any], what: str) -> int:
+def query_arity(func: Callable[..., object], what: str) -> int:
     """0 when ``func`` takes no argument, 1 when it takes the SparkSession; else an error."""
     if not callable(func):
         raise PipelineError(

@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import yaml
 
@@ -103,7 +103,7 @@ def read_spec_file(path: str | Path, *, env: Mapping[str, str] | None = None,
     return spec_from_mapping(data, file)
 
 
-def _check_keys(data: Mapping[str, Any], allowed: tuple[str, ...], origin: str) -> None:
+def _check_keys(data: Mapping[str, object], allowed: tuple[str, ...], origin: str) -> None:
     for key in data:
         if key not in allowed:
             raise PipelineError(
@@ -112,7 +112,7 @@ def _check_keys(data: Mapping[str, Any], allowed: tuple[str, ...], origin: str) 
             )
 
 
-def spec_from_mapping(data: Mapping[str, Any], file: Path | None = None) -> PipelineSpec:
+def spec_from_mapping(data: Mapping[str, object], file: Path | None = None) -> PipelineSpec:
     """Build a PipelineSpec from the parsed YAML mapping of ``file``."""
     origin = str(file) if file is not None else "pipeline spec"
     _check_keys(data, TOP_LEVEL_KEYS, origin)
@@ -124,11 +124,11 @@ def spec_from_mapping(data: Mapping[str, Any], file: Path | None = None) -> Pipe
         if key in data and data[key] is not None and not isinstance(data[key], str):
             raise PipelineError(f"{origin}: '{key}' must be a string, got {data[key]!r}")
     return PipelineSpec(
-        name=data["name"],
+        name=cast(str, data["name"]),  # checked above: a string (None: the spec says so)
         path=file.resolve() if file is not None else None,
-        catalog=data.get("catalog"),
-        database=data.get("database", data.get("schema")),
-        storage=data.get("storage"),
+        catalog=_text(data, "catalog"),
+        database=_text(data, "database" if "database" in data else "schema"),
+        storage=_text(data, "storage"),
         libraries=_libraries(data.get("libraries"), origin),
         configuration=_configuration(data.get("configuration"), origin),
         sources=_sources(data.get("sources"), origin),
@@ -137,7 +137,21 @@ def spec_from_mapping(data: Mapping[str, Any], file: Path | None = None) -> Pipe
     )
 
 
-def _libraries(value: Any, origin: str) -> tuple[str, ...]:
+def _text(data: Mapping[str, object], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _mapping(value: object, problem: str) -> dict[str, object]:
+    """A section of the spec: unset is empty, anything but a mapping is ``problem``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(problem)
+    return value
+
+
+def _libraries(value: object, origin: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -162,13 +176,10 @@ def _libraries(value: Any, origin: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _configuration(value: Any, origin: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise PipelineError(f"{origin}: 'configuration' must be a mapping of Spark conf -> value")
+def _configuration(value: object, origin: str) -> dict[str, str]:
+    section = _mapping(value, f"{origin}: 'configuration' must be a mapping of Spark conf -> value")
     out = {}
-    for key, item in value.items():
+    for key, item in section.items():
         if isinstance(item, bool):
             item = "true" if item else "false"
         if not isinstance(key, str) or not isinstance(item, str | int | float):
@@ -179,13 +190,10 @@ def _configuration(value: Any, origin: str) -> dict[str, str]:
     return out
 
 
-def _sources(value: Any, origin: str) -> dict[str, dict[str, Any]]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise PipelineError(f"{origin}: 'sources' must map a name to {{type: ..., ...}}")
+def _sources(value: object, origin: str) -> dict[str, dict[str, object]]:
+    section = _mapping(value, f"{origin}: 'sources' must map a name to {{type: ..., ...}}")
     out = {}
-    for name, settings in value.items():
+    for name, settings in section.items():
         if not isinstance(settings, dict):
             raise PipelineError(
                 f"{origin}: sources.{name} must be a mapping like {{type: kafka, topic: t}}"
@@ -194,7 +202,7 @@ def _sources(value: Any, origin: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _defaults(value: Any, origin: str) -> PipelineDefaults:
+def _defaults(value: object, origin: str) -> PipelineDefaults:
     if value is None:
         return PipelineDefaults()
     if not isinstance(value, dict):
@@ -209,16 +217,12 @@ def _defaults(value: Any, origin: str) -> PipelineDefaults:
     return PipelineDefaults(**secs, maintenance=_maintenance(value.get("maintenance"), origin))
 
 
-def _tables(value: Any, origin: str) -> dict[str, TableOverride]:
+def _tables(value: object, origin: str) -> dict[str, TableOverride]:
     """``tables:``: ``{name or glob: {freshness: ..., freshness_warn: ...}}``."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise PipelineError(
-            f"{origin}: 'tables' must map a table name or glob to its settings, e.g. "
-            "{dws.product_views: {freshness: 15 seconds}}")
+    section = _mapping(value, f"{origin}: 'tables' must map a table name or glob to its "
+                              "settings, e.g. {dws.product_views: {freshness: 15 seconds}}")
     out = {}
-    for pattern, settings in value.items():
+    for pattern, settings in section.items():
         where = f"{origin}: tables.{pattern}"
         if not isinstance(settings, dict):
             raise PipelineError(f"{where} must be a mapping, e.g. {{freshness: 15 seconds}}")
@@ -228,7 +232,7 @@ def _tables(value: Any, origin: str) -> dict[str, TableOverride]:
     return out
 
 
-def _durations(section: Mapping[str, Any], keys: tuple[str, ...], name: str,
+def _durations(section: Mapping[str, object], keys: tuple[str, ...], name: str,
                origin: str) -> dict[str, float | None]:
     """Seconds of ``section``'s duration ``keys`` (unset: ``None``); a bad one raises a
     PipelineError naming ``origin`` and ``<name>.<key>``."""
@@ -238,15 +242,12 @@ def _durations(section: Mapping[str, Any], keys: tuple[str, ...], name: str,
         raise PipelineError(f"{origin}: {exc}") from None
 
 
-def _maintenance(value: Any, origin: str) -> dict[str, Any]:
+def _maintenance(value: object, origin: str) -> dict[str, object]:
     """``defaults.maintenance``: keys of the config's ``maintenance:`` section, checked."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise PipelineError(
-            f"{origin}: defaults.maintenance must be a mapping, e.g. {{interval: 10 minutes}}")
+    section = _mapping(value, f"{origin}: defaults.maintenance must be a mapping, e.g. "
+                              "{interval: 10 minutes}")
     try:
-        MaintenanceConfig().with_overrides(value, "defaults.maintenance")
+        MaintenanceConfig().with_overrides(section, "defaults.maintenance")
     except ConfigError as exc:
         raise PipelineError(f"{origin}: {exc}") from None
-    return dict(value)
+    return dict(section)

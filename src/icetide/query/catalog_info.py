@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
@@ -98,7 +98,46 @@ def table_summaries(catalog: ReadCatalog) -> list[TableSummary]:
     return [summarize(".".join(i), catalog.load_table(i)) for i in all_tables(catalog)]
 
 
-def _snapshot_info(snap: Snapshot) -> dict[str, Any]:
+class SnapshotInfo(TypedDict):
+    snapshot_id: int
+    parent_id: int | None
+    committed_at: str | None
+    operation: str | None
+    summary: dict[str, str]
+
+
+class ColumnInfo(TypedDict):
+    id: int
+    name: str
+    type: str
+    required: bool
+    doc: str | None
+
+
+class PartitionFieldInfo(TypedDict):
+    name: str
+    transform: str
+    source: str | None
+
+
+class TableDescription(TypedDict):
+    """What ``icetide describe`` shows (JSON-friendly)."""
+
+    table: str
+    location: str
+    metadata_location: str
+    format_version: int
+    current_snapshot_id: int | None
+    rows: int | None
+    schema: list[ColumnInfo]
+    partition_spec: list[PartitionFieldInfo]
+    sort_order: list[str]
+    identifier_fields: list[str]
+    properties: dict[str, str]
+    snapshots: list[SnapshotInfo]
+
+
+def _snapshot_info(snap: Snapshot) -> SnapshotInfo:
     summary = snap.summary
     return {
         "snapshot_id": snap.snapshot_id,
@@ -109,7 +148,7 @@ def _snapshot_info(snap: Snapshot) -> dict[str, Any]:
     }
 
 
-def _schema_info(table: Table) -> list[dict[str, Any]]:
+def _schema_info(table: Table) -> list[ColumnInfo]:
     return [
         {
             "id": f.field_id,
@@ -122,7 +161,7 @@ def _schema_info(table: Table) -> list[dict[str, Any]]:
     ]
 
 
-def _partition_info(table: Table) -> list[dict[str, Any]]:
+def _partition_info(table: Table) -> list[PartitionFieldInfo]:
     schema = table.schema()
     return [
         {
@@ -134,7 +173,7 @@ def _partition_info(table: Table) -> list[dict[str, Any]]:
     ]
 
 
-def describe(name: Identifier, table: Table, snapshots: int = 5) -> dict[str, Any]:
+def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescription:
     """Everything ``icetide describe`` shows, as JSON-friendly data (newest snapshots first)."""
     meta = table.metadata
     recent = sorted(meta.snapshots, key=lambda s: s.timestamp_ms, reverse=True)[:snapshots]

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from pyspark.sql import Row, SparkSession
 
-from icetide.query.result import QueryResult
+from icetide.query.result import QueryResult, plain_value
 
 log = logging.getLogger(__name__)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Row):
-        return {k: _plain(v) for k, v in value.asDict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _row_fields(value: object) -> dict[str, object] | None:
+    return value.asDict() if isinstance(value, Row) else None
+
+
+def _plain(value: object) -> object:
+    return plain_value(value, _row_fields)
 
 
 def run_sql(spark: SparkSession, query: str, max_rows: int | None = None) -> QueryResult:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import closing
-from typing import Any
 from urllib.parse import urlsplit
 
 import trino
@@ -21,7 +20,7 @@ from trino.types import NamedRowTuple
 
 from icetide.config import Settings
 from icetide.errors import ConfigError, IcetideError, QueryError
-from icetide.query.result import QueryResult
+from icetide.query.result import QueryResult, plain_value
 from icetide.runtime.trino.server import running
 
 log = logging.getLogger(__name__)
@@ -68,16 +67,16 @@ def connect(settings: Settings) -> Connection:
         request_timeout=REQUEST_TIMEOUT_S)
 
 
-def plain(value: Any) -> Any:
+def _row_fields(value: object) -> dict[str, object] | None:
+    if not isinstance(value, NamedRowTuple):
+        return None
+    names = value.__annotations__["names"]  # the client's record of the field names
+    return {str(n): v for n, v in zip(names, value, strict=True)}
+
+
+def plain(value: object) -> object:
     """Trino's Python values as plain ones: a ROW becomes a dict by field name."""
-    if isinstance(value, NamedRowTuple):
-        names = value.__annotations__["names"]  # the client's record of the field names
-        return {str(n): plain(v) for n, v in zip(names, value, strict=True)}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+    return plain_value(value, _row_fields)
 
 
 def run_trino(settings: Settings, query: str, max_rows: int | None = None) -> QueryResult:
@@ -92,7 +91,7 @@ def run_trino(settings: Settings, query: str, max_rows: int | None = None) -> Qu
 
 
 def _fetch(conn: Connection, settings: Settings, query: str,
-           max_rows: int | None) -> tuple[list[list[Any]], list[str]]:
+           max_rows: int | None) -> tuple[list[list[object]], list[str]]:
     try:
         cur = conn.cursor()
         cur.execute(query)

@@ -25,7 +25,7 @@ import logging
 import threading
 from collections.abc import Callable
 from importlib.metadata import version
-from typing import Any
+from typing import TypeAlias
 
 from py4j import java_gateway as gw
 
@@ -38,22 +38,24 @@ _installed = False
 _lock = threading.Lock()
 _MEMO_ATTR = "_icetide_names"
 
-Getattr = Callable[[Any, str], Any]
+#: What the patched look-ups run on: the JVM view, a package, a class.
+Node: TypeAlias = "gw.JVMView | gw.JavaPackage | gw.JavaClass"
+Getattr = Callable[[Node, str], object]
 
 
-def _memo(client: Any) -> dict[tuple[str, str, str], Any]:
-    memo: dict[tuple[str, str, str], Any] | None = getattr(client, _MEMO_ATTR, None)
+def _memo(client: object) -> dict[tuple[str, str, str], object]:
+    memo: dict[tuple[str, str, str], object] | None = getattr(client, _MEMO_ATTR, None)
     if memo is None:
         memo = {}
         setattr(client, _MEMO_ATTR, memo)
     return memo
 
 
-def _remembered(kind: str, scope: Callable[[Any], str], original: Getattr,
-                keep: Callable[[Any], bool]) -> Getattr:
+def _remembered(kind: str, scope: Callable[[Node], str], original: Getattr,
+                keep: Callable[[object], bool]) -> Getattr:
     """``original`` (a ``__getattr__``) answering repeated names from the memo."""
 
-    def lookup(self: Any, name: str) -> Any:
+    def lookup(self: Node, name: str) -> object:
         memo = _memo(self._gateway_client)
         key = (kind, scope(self), name)
         found = memo.get(key)
@@ -66,11 +68,11 @@ def _remembered(kind: str, scope: Callable[[Any], str], original: Getattr,
     return lookup
 
 
-def _class_or_package(value: Any) -> bool:
+def _class_or_package(value: object) -> bool:
     return isinstance(value, (gw.JavaClass, gw.JavaPackage))
 
 
-def _method_or_class(value: Any) -> bool:
+def _method_or_class(value: object) -> bool:
     return isinstance(value, (gw.JavaClass, gw.JavaMember))
 
 

@@ -19,7 +19,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from icetide.config import Settings
 from icetide.errors import ConfigError, RuntimeSetupError
@@ -30,6 +30,7 @@ from icetide.serving.auth import (
 )
 
 if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ class SqlServer:
     auth: Auth
     user: str
     catalog: str
-    _server: Any = field(repr=False, default=None)
+    _server: JavaObject | None = field(repr=False, default=None)
 
     @property
     def jdbc_url(self) -> str:

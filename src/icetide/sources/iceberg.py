@@ -14,7 +14,7 @@ the same rows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import PositionLostError, SourceError
 from icetide.lake.metadata import TableMetadata
@@ -117,7 +117,7 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         snapshot = position.get("snapshot")
         return None if snapshot is None else newest_event_at(self.spark, self.ident, snapshot)
 
-    def lag(self, position: TableSnapshotPosition) -> dict[str, Any]:
+    def lag(self, position: TableSnapshotPosition) -> dict[str, object]:
         chain = self._ancestry(position["snapshot"])
         return {"snapshots": len(chain), "rows": sum(a for _, a in chain)}
 

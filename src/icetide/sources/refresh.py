@@ -16,7 +16,7 @@ min_spacing`), not the source's: ``--once`` and a drain always refresh a stale v
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import SourceError, listed
 from icetide.model.positions import SnapshotIdsPosition
@@ -90,5 +90,5 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
                  if snap is not None]
         return max((f for f in found if f is not None), default=None)
 
-    def lag(self, position: SnapshotIdsPosition) -> dict[str, Any]:
+    def lag(self, position: SnapshotIdsPosition) -> dict[str, object]:
         return {"stale_inputs": self._changed(position, self.current())}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -41,7 +41,7 @@ class SourceModule(Protocol):
     """What a source type's ``config`` module provides."""
 
     Config: type[SourceConfig]
-    build: Callable[[str, Any, Settings], AnySource]
+    build: Callable[[str, object, Settings], AnySource]
 
 
 def source_type(kind: str) -> SourceModule:
@@ -53,7 +53,7 @@ def source_type(kind: str) -> SourceModule:
     return cast(SourceModule, importlib.import_module(module))
 
 
-def build_source(name: str, cfg: Mapping[str, Any], settings: Settings, *,
+def build_source(name: str, cfg: Mapping[str, object], settings: Settings, *,
                  origin: str = "icetide-pipeline.yml") -> AnySource:
     """The source named ``name`` of a pipeline, from its ``sources:`` entry ``cfg``
     (``origin``: the spec file, named in errors)."""
@@ -76,7 +76,7 @@ def build_sources(graph: PipelineGraph, settings: Settings) -> dict[str, AnySour
             for name, cfg in graph.spec.sources.items()}
 
 
-def _refuse_secrets(cfg: Mapping[str, Any], where: str) -> None:
+def _refuse_secrets(cfg: Mapping[str, object], where: str) -> None:
     for key in cfg:
         if str(key).lower() in SECRET_KEYS:
             raise PipelineError(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,7 +25,7 @@ ICEBERG_KEY = "iceberg:"
 
 def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> MaintenanceConfig:
     """``base`` with the table's ``icetide.maintenance.<key>`` properties applied."""
-    over: dict[str, Any] = {}
+    over: dict[str, object] = {}
     for key, value in properties.items():
         if key.startswith(PROPERTY_PREFIX):
             over[key[len(PROPERTY_PREFIX):].replace("-", "_")] = value
@@ -160,7 +159,7 @@ class FlowMark:
     flow: str
     snapshot: int
     timestamp_ms: int
-    positions: tuple[Mapping[str, Any], ...]
+    positions: tuple[Mapping[str, object], ...]
 
 
 def needed_snapshots(table: str, marks: Iterable[FlowMark]) -> dict[int, str]:

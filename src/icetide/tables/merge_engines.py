@@ -86,18 +86,34 @@ def _check_name(engine: str, what: str, value: object) -> None:
         raise PipelineError(f"{engine}: {what} must be a non-empty column name, got {value!r}")
 
 
+def _check_sequenced(engine: str, sequence_field: str | None, on_delete: str,
+                     allowed: tuple[str, ...]) -> None:
+    """The checks of every engine ordered by an optional ``sequence_field``."""
+    if sequence_field is not None:
+        _check_name(engine, "sequence_field", sequence_field)
+    _check_on_delete(engine, on_delete, allowed)
+
+
 @dataclass(frozen=True)
-class Deduplicate:
-    """The newest row per key wins (see the module docstring)."""
+class _RowPerKey:
+    """An engine that keeps one whole row per key, ordered by an optional sequence field;
+    ``deletes``: the ``on_delete`` policies it supports."""
 
     sequence_field: str | None = None
     on_delete: str = "remove"
-    name: ClassVar[str] = "deduplicate"
+    name: ClassVar[str]
+    deletes: ClassVar[tuple[str, ...]]
 
     def __post_init__(self) -> None:
-        if self.sequence_field is not None:
-            _check_name(self.name, "sequence_field", self.sequence_field)
-        _check_on_delete(self.name, self.on_delete, ("remove", "ignore", "error"))
+        _check_sequenced(self.name, self.sequence_field, self.on_delete, self.deletes)
+
+
+@dataclass(frozen=True)
+class Deduplicate(_RowPerKey):
+    """The newest row per key wins (see the module docstring)."""
+
+    name: ClassVar[str] = "deduplicate"
+    deletes: ClassVar[tuple[str, ...]] = ("remove", "ignore", "error")
 
 
 @dataclass(frozen=True)
@@ -110,9 +126,8 @@ class PartialUpdate:
     name: ClassVar[str] = "partial-update"
 
     def __post_init__(self) -> None:
-        if self.sequence_field is not None:
-            _check_name(self.name, "sequence_field", self.sequence_field)
-        _check_on_delete(self.name, self.on_delete, ("error", "ignore", "remove"))
+        _check_sequenced(self.name, self.sequence_field, self.on_delete,
+                         ("error", "ignore", "remove"))
         groups: dict[str, tuple[str, ...]] = {}
         owner: dict[str, str] = {}
         for seq, members in dict(self.sequence_groups).items():
@@ -196,17 +211,12 @@ class Aggregation:
 
 
 @dataclass(frozen=True)
-class FirstRow:
+class FirstRow(_RowPerKey):
     """The first row per key is kept; later rows are ignored."""
 
-    sequence_field: str | None = None
     on_delete: str = "ignore"
     name: ClassVar[str] = "first-row"
-
-    def __post_init__(self) -> None:
-        if self.sequence_field is not None:
-            _check_name(self.name, "sequence_field", self.sequence_field)
-        _check_on_delete(self.name, self.on_delete, ("ignore", "error"))
+    deletes: ClassVar[tuple[str, ...]] = ("ignore", "error")
 
 
 MergeEngine = Deduplicate | PartialUpdate | Aggregation | FirstRow

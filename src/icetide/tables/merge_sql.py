@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from icetide.errors import PipelineError, listed
 from icetide.tables.merge_engines import (
@@ -41,7 +40,7 @@ from icetide.tables.merge_engines import (
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified, raise_error_sql, sql_and, sql_string
 
-EngineLike = MergeEngine | str | Mapping[str, Any]
+EngineLike = MergeEngine | str | Mapping[str, object]
 
 
 INTERNAL_PREFIX = "__icetide_"

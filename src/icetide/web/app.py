@@ -19,7 +19,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -32,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from icetide.app.context import Context
 from icetide.errors import IcetideError
@@ -90,7 +90,7 @@ class TokenMiddleware(BaseHTTPMiddleware):
     """Every request carries the token (``?token=``, the cookie, or a Bearer header);
     a page opened with ``?token=`` sets the cookie so its script and events carry it."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         super().__init__(app)
         self.token = token
 

@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import anyio.to_thread
 
@@ -41,10 +40,10 @@ class LagFeed:
         self._started = float("-inf")
         self._thread: threading.Thread | None = None
 
-    def latest(self) -> tuple[Lags | None, dict[str, Any]]:
+    def latest(self) -> tuple[Lags | None, dict[str, object]]:
         """The newest lag (None: none fetched yet) and how it stands, for the page."""
         with self._lock:
-            info: dict[str, Any] = {"state": "pending" if self._lags is None else "ready",
+            info: dict[str, object] = {"state": "pending" if self._lags is None else "ready",
                                     "fetched_ms": self._fetched_ms, "error": self._error}
             return self._lags, info
 
@@ -85,7 +84,7 @@ class StateFeed:
     def _compute(self) -> str:
         lags, info = self.lags.latest() if self.lags is not None else (None, {"state": "off"})
         try:
-            state: dict[str, Any] = self.ctx.dashboard(lag=False, lags=lags).to_json()
+            state: dict[str, object] = self.ctx.dashboard(lag=False, lags=lags).to_json()
             state["lag"] = info
         except IcetideError as exc:
             state = {"error": str(exc), "generated_ms": int(time.time() * 1000)}

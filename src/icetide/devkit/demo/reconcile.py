@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pymysql.cursors import Cursor
 
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.sql import quote_ident
@@ -54,11 +56,13 @@ def _count(spark: SparkSession, sql: str) -> int:
     return int(spark.sql(sql).collect()[0][0])
 
 
-def _rows(spark: SparkSession, sql: str) -> set[tuple[Any, ...]]:
+def _rows(spark: SparkSession, sql: str) -> set[tuple[object, ...]]:
     return {tuple(r) for r in spark.sql(sql).collect()}
 
 
-def _compare(name: str, expected: set[tuple[Any, ...]], actual: set[tuple[Any, ...]]) -> Check:
+def _compare(
+    name: str, expected: set[tuple[object, ...]], actual: set[tuple[object, ...]],
+) -> Check:
     """Two row sets (small: dimension tables) compared on the driver."""
     missing, extra = expected - actual, actual - expected
     return _result(name, len(expected), sorted(missing, key=repr)[:3], len(missing),
@@ -78,8 +82,8 @@ def _compare_sql(spark: SparkSession, name: str, expected: str, actual: str) -> 
         extra.unpersist()
 
 
-def _result(name: str, expected: int, missing: list[tuple[Any, ...]], n_missing: int,
-            extra: list[tuple[Any, ...]], n_extra: int) -> Check:
+def _result(name: str, expected: int, missing: list[tuple[object, ...]], n_missing: int,
+            extra: list[tuple[object, ...]], n_extra: int) -> Check:
     detail = ""
     if n_missing or n_extra:
         detail = (f"({n_missing} rows missing, e.g. {missing}; "
@@ -98,7 +102,7 @@ def reconcile_ods(spark: SparkSession, catalog: str, valid: int, invalid: int) -
 
 # --- dimensions vs MySQL ---------------------------------------------------------------
 
-def _mysql_columns(conn: pymysql.Connection[Any], database: str, table: str
+def _mysql_columns(conn: pymysql.Connection[Cursor], database: str, table: str
                    ) -> list[tuple[str, str]]:
     with conn.cursor() as cur:
         cur.execute("SELECT column_name, data_type FROM information_schema.columns "
@@ -107,8 +111,8 @@ def _mysql_columns(conn: pymysql.Connection[Any], database: str, table: str
         return [(str(n), str(t).lower()) for n, t in cur.fetchall()]
 
 
-def _mysql_rows(conn: pymysql.Connection[Any], database: str, table: str,
-                columns: list[tuple[str, str]]) -> set[tuple[Any, ...]]:
+def _mysql_rows(conn: pymysql.Connection[Cursor], database: str, table: str,
+                columns: list[tuple[str, str]]) -> set[tuple[object, ...]]:
     exprs = [f"UNIX_TIMESTAMP(`{c}`)" if t == "timestamp" else f"CAST(`{c}` AS CHAR)"
              for c, t in columns]
     with conn.cursor() as cur:
@@ -118,13 +122,13 @@ def _mysql_rows(conn: pymysql.Connection[Any], database: str, table: str,
 
 
 def _lake_rows(spark: SparkSession, ident: str, columns: list[tuple[str, str]]
-               ) -> set[tuple[Any, ...]]:
+               ) -> set[tuple[object, ...]]:
     exprs = [f"CAST(unix_timestamp({quote_ident(c)}) AS STRING)" if t == "timestamp"
              else f"CAST({quote_ident(c)} AS STRING)" for c, t in columns]
     return _rows(spark, f"SELECT {', '.join(exprs)} FROM {ident}")
 
 
-def reconcile_dims(spark: SparkSession, catalog: str, conn: pymysql.Connection[Any],
+def reconcile_dims(spark: SparkSession, catalog: str, conn: pymysql.Connection[Cursor],
                    database: str = "user_db") -> list[Check]:
     """``dim_db.products`` / ``dim_db.user_member`` equal the MySQL tables row for row."""
     checks = []

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.devkit.gen.business import BusinessReport
 from icetide.devkit.gen.clicks import GenReport
@@ -122,7 +122,7 @@ class DemoReport:
         """Every reconciliation check passed (vacuously true when none ran)."""
         return all(check.ok for check in self.checks)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """A JSON-friendly form (no password)."""
         gen = self.generated
         return {

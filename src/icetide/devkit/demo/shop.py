@@ -18,9 +18,10 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pymysql
+from pymysql.cursors import Cursor
 
 from icetide.config import Settings
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
@@ -71,7 +72,7 @@ class Shop:
     seeded: bool  # True when this start created user_db (first demo)
     database: str = SHOP_DATABASE
 
-    def connect(self) -> pymysql.Connection[Any]:
+    def connect(self) -> pymysql.Connection[Cursor]:
         """A new autocommit connection as the application user."""
         return self.info.connect("app")
 
@@ -88,7 +89,7 @@ class Shop:
         return env
 
 
-def database_exists(conn: pymysql.Connection[Any], database: str) -> bool:
+def database_exists(conn: pymysql.Connection[Cursor], database: str) -> bool:
     """Whether ``database`` exists on the server."""
     with conn.cursor() as cur:
         cur.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",

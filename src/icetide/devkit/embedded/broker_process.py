@@ -12,7 +12,9 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import ClassVar, Self
+
+from confluent_kafka.admin._metadata import ClusterMetadata
 
 from icetide.devkit.embedded.process import LOOPBACK, stop_process
 from icetide.errors import RuntimeSetupError
@@ -80,7 +82,7 @@ class BrokerProcess:
         except OSError:
             return "(no log)"
 
-    def _answered(self, metadata: Any) -> bool:
+    def _answered(self, metadata: ClusterMetadata) -> bool:
         """Whether a metadata answer means it serves (Apache Kafka: once it lists a broker)."""
         return True
 

@@ -26,7 +26,8 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from confluent_kafka.admin._metadata import ClusterMetadata
 
 from icetide.config import Settings, load_settings
 from icetide.devkit.embedded.broker_process import BrokerProcess
@@ -172,5 +173,5 @@ class EmbeddedKafka(BrokerProcess):
         self._format(config)
         return self._launch(self._java(MAIN, str(config)), timeout)
 
-    def _answered(self, metadata: Any) -> bool:
+    def _answered(self, metadata: ClusterMetadata) -> bool:
         return bool(metadata.brokers)

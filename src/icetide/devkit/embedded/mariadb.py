@@ -35,13 +35,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import pymysql
+from pymysql.cursors import Cursor
 
-from icetide.devkit.embedded.process import free_port, stop_process
+from icetide.devkit.embedded.process import EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,19 @@ _SOCKET_MAX = 100  # sun_path is 108 bytes on Linux
 _INSTALL_HINT = "install it with `apt-get install mariadb-server` (Debian package)"
 
 Role = Literal["cdc", "app"]
+
+
+class ConnectArgs(TypedDict, total=False):
+    """Keyword arguments of ``pymysql.connect`` for the embedded server."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    charset: str
+    autocommit: bool
+    ssl_disabled: bool
+    database: str
 
 
 @dataclass(frozen=True)
@@ -67,7 +81,7 @@ class MariaDBInfo:
     app_user: str
     app_password: str = field(repr=False)
 
-    def connect_args(self, role: Role = "app", database: str | None = None) -> dict[str, Any]:
+    def connect_args(self, role: Role = "app", database: str | None = None) -> ConnectArgs:
         """Keyword arguments for ``pymysql.connect`` (TCP on loopback)."""
         user, password = (
             (self.cdc_user, self.cdc_password) if role == "cdc"
@@ -75,7 +89,7 @@ class MariaDBInfo:
         )
         # the embedded server has no TLS; pymysql's "preferred" TLS would only cost ~0.2 s
         # per connection (loading the system CA store) for nothing
-        args: dict[str, Any] = {
+        args: ConnectArgs = {
             "host": self.host, "port": self.port, "user": user, "password": password,
             "charset": "utf8mb4", "autocommit": True, "ssl_disabled": True,
         }
@@ -83,7 +97,9 @@ class MariaDBInfo:
             args["database"] = database
         return args
 
-    def connect(self, role: Role = "app", database: str | None = None) -> pymysql.Connection[Any]:
+    def connect(
+        self, role: Role = "app", database: str | None = None,
+    ) -> pymysql.Connection[Cursor]:
         """A new autocommit connection as the CDC or the application user."""
         return pymysql.connect(**self.connect_args(role, database))
 
@@ -95,7 +111,7 @@ def _binary(name: str, fallback: str) -> str:
     return found
 
 
-class EmbeddedMariaDB:
+class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
     """A private ``mariadbd`` process; use as a context manager or call start/stop."""
 
     def __init__(self, data_dir: str | Path, port: int | None = None, server_id: int = 1) -> None:
@@ -108,13 +124,8 @@ class EmbeddedMariaDB:
         self._socket = self._socket_path()
         self._log_offset = 0
 
-    @property
-    def datadir(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def error_log(self) -> Path:
-        return self.root / "mariadbd.err"
+    datadir = Below("data")
+    error_log = Below("mariadbd.err")
 
     @property
     def info(self) -> MariaDBInfo:
@@ -233,7 +244,7 @@ class EmbeddedMariaDB:
         )
         self._wait_ready(timeout)
 
-    def _root_connect(self) -> pymysql.Connection[Any]:
+    def _root_connect(self) -> pymysql.Connection[Cursor]:
         return pymysql.connect(unix_socket=str(self._socket), user="root", autocommit=True,
                                connect_timeout=2)
 
@@ -286,14 +297,6 @@ class EmbeddedMariaDB:
             proc.kill()
             proc.wait()
 
-    def __enter__(self) -> MariaDBInfo:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _close_passwordless_accounts(cur: pymysql.cursors.Cursor) -> None:

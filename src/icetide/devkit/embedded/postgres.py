@@ -20,12 +20,12 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 
 import psycopg2
 
-from icetide.devkit.embedded.process import free_port
+from icetide.devkit.embedded.process import EmbeddedServer, free_port
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _run_as_user() -> str | None:
     return "postgres"
 
 
-class EmbeddedPostgres:
+class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
     """A PostgreSQL server process with a private data directory. Use as a context manager.
 
     ``base_dir`` keeps the data (reused if it already holds a cluster); by default a fresh
@@ -81,13 +81,8 @@ class EmbeddedPostgres:
         self.os_user = _run_as_user()
         self._proc: subprocess.Popen[bytes] | None = None
 
-    @property
-    def data_dir(self) -> Path:
-        return self.base_dir / "data"
-
-    @property
-    def log_file(self) -> Path:
-        return self.base_dir / "postgres.log"
+    data_dir = Below("data", root="base_dir")
+    log_file = Below("postgres.log", root="base_dir")
 
     @property
     def host(self) -> str:
@@ -225,13 +220,3 @@ class EmbeddedPostgres:
         except (OSError, ValueError, IndexError):
             proc.send_signal(signal.SIGINT)
 
-    def __enter__(self) -> EmbeddedPostgres:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -1,4 +1,5 @@
-"""What every embedded server shares: loopback ports and stopping its process."""
+"""What every embedded server shares: loopback ports, stopping its process, and being a
+context manager (``with`` starts it and stops it)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import logging
 import signal
 import socket
 import subprocess
+from abc import ABC, abstractmethod
+from types import TracebackType
+from typing import Generic, TypeVar
 
 LOOPBACK = "127.0.0.1"
+#: What a server's ``start`` returns (how to reach it, or the server itself).
+_Started = TypeVar("_Started", covariant=True)
 
 log = logging.getLogger(__name__)
 
@@ -44,3 +50,23 @@ def stop_process(proc: subprocess.Popen[bytes] | None, name: str, timeout: float
                     name, proc.pid, sig.name, timeout)
         proc.kill()
         proc.wait()
+
+
+class EmbeddedServer(ABC, Generic[_Started]):
+    """A server this process starts and stops; ``with server as reached:`` starts it and
+    stops it on the way out, whatever happened inside."""
+
+    @abstractmethod
+    def start(self) -> _Started:
+        """Start the server (when it does not run) and return how to reach it."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop the server (no-op when it does not run)."""
+
+    def __enter__(self) -> _Started:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()

@@ -27,9 +27,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
-from icetide.devkit.embedded.process import LOOPBACK, free_port, stop_process
+from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def _listening(port: int) -> bool:
         return sock.connect_ex((LOOPBACK, port)) == 0
 
 
-class EmbeddedS3:
+class EmbeddedS3(EmbeddedServer[S3Info]):
     """A private ``weed mini`` process; use as a context manager or call start/stop."""
 
     def __init__(self, root: str | Path, bucket: str = "lake", start_timeout: float = 60.0,
@@ -145,12 +144,6 @@ class EmbeddedS3:
         self._proc = None
         self._info = None
 
-    def __enter__(self) -> S3Info:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def _bucket_ready(info: S3Info) -> bool:

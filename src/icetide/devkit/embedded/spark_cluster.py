@@ -26,12 +26,11 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TypedDict
 
 import pyspark
 
-from icetide.devkit.embedded.process import LOOPBACK, free_port, stop_process
+from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.java import check_java
 
@@ -47,7 +46,20 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
-class EmbeddedSparkCluster:
+class WorkerJson(TypedDict, total=False):
+    """One worker in the master's JSON status (the fields read here)."""
+
+    port: int
+    state: str
+
+
+class MasterJson(TypedDict, total=False):
+    """The Spark master's JSON status (``/json/``), the fields read here."""
+
+    workers: list[WorkerJson]
+
+
+class EmbeddedSparkCluster(EmbeddedServer["EmbeddedSparkCluster"]):
     """One master and ``workers`` workers (``cores`` / ``memory`` each) on loopback."""
 
     def __init__(self, root: Path, workers: int = 2, cores: int = 1,
@@ -127,12 +139,12 @@ class EmbeddedSparkCluster:
         self._workers[i] = None
         log.info("killed worker %d (pid %d)", i, proc.pid)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> MasterJson:
         """The master's JSON status (workers, applications), or ``{}`` while it starts."""
         url = f"http://{LOOPBACK}:{self.webui_port}/json/"
         try:
             with urllib.request.urlopen(url, timeout=5) as resp:
-                data: dict[str, Any] = json.load(resp)
+                data: MasterJson = json.load(resp)
                 return data
         except OSError:
             return {}
@@ -165,9 +177,3 @@ class EmbeddedSparkCluster:
         stop_process(self._master, "Spark master", 20)
         self._master = None
 
-    def __enter__(self) -> EmbeddedSparkCluster:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 import pymysql
+from pymysql.cursors import Cursor
 
 from icetide.devkit.gen.seed_rows import PRODUCTS, USER_MEMBERS
 
@@ -61,7 +61,7 @@ class BusinessReport:
 class BusinessUpdates:
     """Makes one random change per :meth:`step` through ``conn`` (autocommit)."""
 
-    def __init__(self, conn: pymysql.Connection[Any], options: BusinessOptions) -> None:
+    def __init__(self, conn: pymysql.Connection[Cursor], options: BusinessOptions) -> None:
         self.conn, self.options = conn, options
         self.rng = random.Random(options.seed)
         self.report = BusinessReport()
@@ -84,30 +84,30 @@ class BusinessUpdates:
         self.report.counts[kind] += 1
         return str(kind)
 
-    def _price(self) -> tuple[str, tuple[Any, ...]]:
+    def _price(self) -> tuple[str, tuple[object, ...]]:
         product = self.rng.choice(PRODUCTS)[0]
         price = Decimal(self.rng.randint(1, 9999)) / 100
         return "UPDATE {db}.products SET product_price = %s WHERE productId = %s", (
             price, product)
 
-    def _level(self) -> tuple[str, tuple[Any, ...]]:
+    def _level(self) -> tuple[str, tuple[object, ...]]:
         userid = self.rng.choice([m[0] for m in USER_MEMBERS] + self._joined)
         return "UPDATE {db}.user_member SET memberLevel = %s WHERE userid = %s", (
             self.rng.randint(1, 9), userid)
 
-    def _insert(self) -> tuple[str, tuple[Any, ...]]:
+    def _insert(self) -> tuple[str, tuple[object, ...]]:
         userid = f"9{self.rng.randrange(10**5):05d}"
         if userid not in self._joined:
             self._joined.append(userid)
         return ("REPLACE INTO {db}.user_member (userid, name, show_params, memberLevel) "
                 "VALUES (%s, %s, %s, %s)", (userid, f"user{userid}", "label", 1))
 
-    def _delete(self) -> tuple[str, tuple[Any, ...]]:
+    def _delete(self) -> tuple[str, tuple[object, ...]]:
         userid = self._joined.pop(self.rng.randrange(len(self._joined)))
         return "DELETE FROM {db}.user_member WHERE userid = %s", (userid,)
 
 
-def run_business_updates(connect: Callable[[], pymysql.Connection[Any]],
+def run_business_updates(connect: Callable[[], pymysql.Connection[Cursor]],
                          options: BusinessOptions,
                          stop: threading.Event | None = None) -> BusinessReport:
     """Make changes at ``options.rate`` until the duration, the count or ``stop`` ends it."""

@@ -28,9 +28,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message, Producer
 
 from icetide.errors import SourceError
 
@@ -83,7 +86,7 @@ class ClickGenerator:
         text = raw[: 15 * n].decode("ascii")
         return [text[i : i + 15] for i in range(0, 15 * n, 15)]
 
-    def events(self, n: int, now_ms: int | None = None) -> list[dict[str, Any]]:
+    def events(self, n: int, now_ms: int | None = None) -> list[dict[str, object]]:
         """``n`` valid events as dicts."""
         ts = int(time.time() * 1000) if now_ms is None else now_ms
         spend, page = self._uniform(n, 20), self._uniform(n, 90)
@@ -109,7 +112,7 @@ class ClickGenerator:
         self.counts[VALID] += n - bad
         return encoded
 
-    def _malformed(self, event: dict[str, Any]) -> bytes:
+    def _malformed(self, event: dict[str, object]) -> bytes:
         kind = MALFORMED_KINDS[self._next_kind % len(MALFORMED_KINDS)]
         self._next_kind += 1
         self.counts[kind] += 1
@@ -173,7 +176,9 @@ class Pacer:
                 time.sleep(delay)
 
 
-def producer_config(bootstrap: str, properties: Mapping[str, str] | None = None) -> dict[str, Any]:
+def producer_config(
+    bootstrap: str, properties: Mapping[str, str] | None = None,
+) -> dict[str, object]:
     """Throughput-oriented producer settings (the seed's acks=all, 1 MiB batches).
 
     ``linger.ms`` 50: a paced generator (``rate``) otherwise sends a record batch every
@@ -182,7 +187,7 @@ def producer_config(bootstrap: str, properties: Mapping[str, str] | None = None)
     (docs/operations.md). After 40 s at 5,000 events/s on 4 partitions, the watermarks
     of all 4 took 17.1 ms with linger 5 ms and 4.1 ms with 50 ms (docs/benchmarks.md,
     2026-11-25 13:28); it adds at most 50 ms to an event's freshness."""
-    conf: dict[str, Any] = {
+    conf: dict[str, object] = {
         "bootstrap.servers": bootstrap,
         "acks": "all",
         "linger.ms": 50,
@@ -246,7 +251,7 @@ class GenOptions:
     chunk: int = 5000
 
 
-def _send(producer: Any, topic: str, values: list[bytes]) -> None:
+def _send(producer: Producer, topic: str, values: list[bytes]) -> None:
     produce = producer.produce
     for value in values:
         while True:
@@ -272,7 +277,7 @@ def produce_clicks(
     gen = ClickGenerator(opts.bad_ratio, opts.seed)
     errors: list[int] = [0]
 
-    def on_error(err: Any, _msg: Any) -> None:
+    def on_error(err: KafkaError, _msg: Message) -> None:
         if err is not None:
             errors[0] += 1
 
@@ -289,7 +294,7 @@ def produce_clicks(
 
 
 def _run(
-    producer: Any, topic: str, gen: ClickGenerator, opts: GenOptions,
+    producer: Producer, topic: str, gen: ClickGenerator, opts: GenOptions,
     progress: Callable[[int], None] | None, stop: threading.Event | None,
 ) -> None:
     pacer = Pacer(opts.rate)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pymysql
+from pymysql.cursors import Cursor
 
 from icetide.devkit.gen.seed_rows import MYSQL_DDL, PRODUCTS, USER_MEMBERS
 
 
-def seed_shop(conn: pymysql.Connection[Any], database: str = "user_db") -> None:
+def seed_shop(conn: pymysql.Connection[Cursor], database: str = "user_db") -> None:
     """(Re)create ``database`` with the seed's products (9 rows) and user_member (5 rows).
 
     The seed spells the member column both ``memberLevel`` and ``member_level``; this

@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.jars import pyspark_jars_dir
@@ -32,10 +32,14 @@ from icetide.runtime.metastore.site import MetastorePaths, check_host
 from icetide.runtime.metastore.txn_tables import prepare_postgres
 from icetide.runtime.metastore.watch import Watchdog, check_interval, watch
 
+if TYPE_CHECKING:
+    #: py4j's JVM view (attribute access reaches Java packages and classes) and the
+    #: handles of Java objects through it.
+    from py4j.java_gateway import JavaGateway, JavaObject
+    from py4j.java_gateway import JVMView as JVM
+
 log = logging.getLogger(__name__)
 
-#: py4j's JVM view: attribute access reaches Java packages and classes.
-JVM = Any
 #: Where the service process finds the PostgreSQL password (never in a file or argv).
 PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 
@@ -75,7 +79,7 @@ class ServiceSpec:
         return self.database is None and not self.paths.database.exists()
 
 
-def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
+def _launch(spec: ServiceSpec, out: IO[str]) -> JavaGateway:
     """Start the JVM (py4j gateway with an auth token) and return a connected gateway."""
     from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
@@ -93,7 +97,7 @@ def _launch(spec: ServiceSpec, out: IO[str]) -> Any:
                                                             auto_convert=True))
 
 
-def _hive_conf(jvm: JVM) -> Any:
+def _hive_conf(jvm: JVM) -> JavaObject:
     """hive-site.xml from the class path, plus the database password (memory only)."""
     conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
     password = os.environ.get(PASSWORD_ENV)
@@ -102,7 +106,7 @@ def _hive_conf(jvm: JVM) -> Any:
     return conf
 
 
-def _bind(jvm: JVM, spec: ServiceSpec) -> tuple[Any, int]:
+def _bind(jvm: JVM, spec: ServiceSpec) -> tuple[JavaObject, int]:
     """A thrift server socket on ``spec.host``: ``spec.port``, else the first fallback
     port that is free (``0``: any); with the port it got."""
     failed = []
@@ -124,16 +128,16 @@ def _bind(jvm: JVM, spec: ServiceSpec) -> tuple[Any, int]:
 class _Bound:
     """The thrift server (not serving yet), its port and its connection threads."""
 
-    server: Any
+    server: JavaObject
     port: int
-    pool: Any
+    pool: JavaObject
 
     def activity(self) -> tuple[int, int]:
         """(connections being served now, connections accepted so far)."""
         return int(self.pool.getActiveCount()), int(self.pool.getTaskCount())
 
 
-def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> _Bound:
+def _server(jvm: JVM, conf: JavaObject, spec: ServiceSpec) -> _Bound:
     """The thrift server of the metastore, bound to ``spec.host`` (see :func:`_bind`)."""
     hms, thrift = jvm.org.apache.hadoop.hive.metastore, jvm.org.apache.thrift
     if spec.new:
@@ -154,7 +158,7 @@ def _server(jvm: JVM, conf: Any, spec: ServiceSpec) -> _Bound:
     return _Bound(thrift.server.TThreadPoolServer(args), port, pool)
 
 
-def _reap_locks(jvm: JVM, conf: Any, every: float, stop: threading.Event) -> None:
+def _reap_locks(jvm: JVM, conf: JavaObject, every: float, stop: threading.Event) -> None:
     """Expire the locks of writers that stopped heartbeating (``kill -9`` mid-commit).
 
     Hive 2.3.9 does this only in its ACID housekeeper, which runs with the compactor;

@@ -9,6 +9,7 @@ from xml.sax.saxutils import escape
 from icetide.config import Settings
 from icetide.errors import ConfigError
 from icetide.runtime.loopback import is_loopback
+from icetide.runtime.paths import Below
 from icetide.runtime.s3 import hadoop_properties, on_s3
 
 STATE_FILE = "service.json"
@@ -24,32 +25,15 @@ class MetastorePaths:
     def of(cls, settings: Settings) -> MetastorePaths:
         return cls(settings.path("metastore"))
 
-    @property
-    def conf_dir(self) -> Path:
-        return self.root / "conf"
-
-    @property
-    def database(self) -> Path:
-        return self.root / "db"
-
-    @property
-    def state(self) -> Path:
-        """JSON ``{"pid", "host", "port"}`` written once the service listens."""
-        return self.root / STATE_FILE
-
-    @property
-    def last_port(self) -> Path:
-        """The port the service last listened on (kept after it stops: a service that had
-        to take a free port takes the same one again when it can)."""
-        return self.root / "last-port"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "metastore.log"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "start.lock"
+    conf_dir = Below("conf")
+    database = Below("db")
+    #: JSON ``{"pid", "host", "port"}`` written once the service listens.
+    state = Below(STATE_FILE)
+    #: The port the service last listened on (kept after it stops: a service that had to
+    #: take a free port takes the same one again when it can).
+    last_port = Below("last-port")
+    log = Below("metastore.log")
+    lock = Below("start.lock")
 
 
 def check_host(host: str) -> None:

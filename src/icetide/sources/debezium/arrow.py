@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TypedDict, cast
 
 import pyarrow as pa
 
@@ -46,7 +46,7 @@ def output_schema(columns: Sequence[tuple[str, str]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+def to_batch(rows: list[dict[str, object]], schema: pa.Schema) -> pa.RecordBatch:
     """``rows`` as one Arrow batch. The decoder already made every value its column's type;
     should Arrow still refuse one, that row alone becomes a dead letter naming the column —
     no message may fail the flow."""
@@ -56,7 +56,7 @@ def to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist([_storable(r, schema) for r in rows], schema=schema)
 
 
-def _storable(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
+def _storable(row: dict[str, object], schema: pa.Schema) -> dict[str, object]:
     for field in schema:
         value = row.get(field.name)
         try:
@@ -66,6 +66,16 @@ def _storable(row: dict[str, Any], schema: pa.Schema) -> dict[str, Any]:
                     "_error": f"column {field.name!r}: cannot store {value!r} as {field.type}: "
                               f"{exc}"}
     return row
+
+
+class RawRecord(TypedDict):
+    """One Kafka record of the raw columns, as Arrow hands it to Python."""
+
+    value: bytes | None
+    topic: str
+    partition: int
+    offset: int
+    timestamp: dt.datetime | None
 
 
 @dataclass(frozen=True)
@@ -78,12 +88,13 @@ class EnvelopeDecoder:
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         schema = output_schema(self.columns)
         for batch in batches:
-            rows = [self._row(r) for r in batch.select(list(RAW_COLUMNS)).to_pylist()]
+            raws = cast(list[RawRecord], batch.select(list(RAW_COLUMNS)).to_pylist())
+            rows = [self._row(r) for r in raws]
             kept = [r for r in rows if r is not None]
             yield to_batch(kept, schema)
 
-    def _row(self, raw: dict[str, Any]) -> dict[str, Any] | None:
-        out: dict[str, Any] = {"value": raw["value"], "topic": raw["topic"],
+    def _row(self, raw: RawRecord) -> dict[str, object] | None:
+        out: dict[str, object] = {"value": raw["value"], "topic": raw["topic"],
                                "partition": raw["partition"], "offset": raw["offset"],
                                "timestamp": raw["timestamp"]}
         try:

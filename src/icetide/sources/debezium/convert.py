@@ -36,7 +36,6 @@ import re
 import struct
 from collections.abc import Mapping
 from decimal import Decimal, localcontext
-from typing import Any
 
 import orjson
 
@@ -58,7 +57,7 @@ def unscaled(text: str) -> int:
     return int.from_bytes(base64.b64decode(text, validate=True), "big", signed=True)
 
 
-def convert(value: Any, declared: str, *, schemaless: bool) -> Any:
+def convert(value: object, declared: str, *, schemaless: bool) -> object:
     """``value`` as the ``declared`` Spark type, or :class:`Mismatch`."""
     if value is None:
         return None
@@ -84,7 +83,7 @@ def convert(value: Any, declared: str, *, schemaless: bool) -> Any:
     return _to_string(value)
 
 
-def _number(value: Any, declared: str) -> Decimal:
+def _number(value: object, declared: str) -> Decimal:
     """A number (or a number's text) as an exact ``Decimal``."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal | str):
         raise Mismatch(f"a {type(value).__name__} does not convert to {declared}")
@@ -96,7 +95,7 @@ def _number(value: Any, declared: str) -> Decimal:
     return number
 
 
-def _to_int(value: Any, declared: str) -> int:
+def _to_int(value: object, declared: str) -> int:
     number = Decimal(int(value)) if isinstance(value, bool) else _number(value, declared)
     if number != number.to_integral_value():
         raise Mismatch(f"{value} is not a whole number")
@@ -106,7 +105,7 @@ def _to_int(value: Any, declared: str) -> int:
     return int(number)
 
 
-def _to_float(value: Any, declared: str) -> float:
+def _to_float(value: object, declared: str) -> float:
     if isinstance(value, str) and value.strip() in ("NaN", "Infinity", "-Infinity"):
         return float(value)
     if isinstance(value, float):
@@ -125,7 +124,7 @@ def _to_float(value: Any, declared: str) -> float:
     return result
 
 
-def _to_bool(value: Any) -> bool:
+def _to_bool(value: object) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
@@ -142,7 +141,7 @@ def _precision_scale(declared: str) -> tuple[int, int]:
     return int(precision), int(scale)
 
 
-def _to_decimal(value: Any, declared: str, schemaless: bool) -> Decimal:
+def _to_decimal(value: object, declared: str, schemaless: bool) -> Decimal:
     precision, scale = _precision_scale(declared)
     if isinstance(value, Mapping):  # io.debezium.data.VariableScaleDecimal, schema-less
         if set(value) != {"scale", "value"}:
@@ -176,7 +175,7 @@ def fit_decimal(number: Decimal, precision: int, scale: int) -> Decimal:
     return fitted
 
 
-def _to_binary(value: Any) -> bytes:
+def _to_binary(value: object) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
@@ -187,7 +186,7 @@ def _to_binary(value: Any) -> bytes:
     raise Mismatch(f"a {type(value).__name__} does not convert to binary")
 
 
-def _to_date(value: Any, schemaless: bool) -> dt.date:
+def _to_date(value: object, schemaless: bool) -> dt.date:
     if isinstance(value, dt.datetime):
         stamp = value.astimezone(UTC) if value.tzinfo else value
         if stamp.time() != dt.time():
@@ -202,7 +201,7 @@ def _to_date(value: Any, schemaless: bool) -> dt.date:
     raise Mismatch(f"a {type(value).__name__} does not convert to date")
 
 
-def _to_timestamp(value: Any, declared: str, schemaless: bool) -> dt.datetime:
+def _to_timestamp(value: object, declared: str, schemaless: bool) -> dt.datetime:
     if isinstance(value, dt.datetime):
         stamp = value
     elif isinstance(value, dt.date):
@@ -224,7 +223,7 @@ def _per_second(epoch: float) -> int:
     return 1_000 if size < 10**13 else 1_000_000 if size < 10**16 else 1_000_000_000
 
 
-def _to_string(value: Any) -> str:
+def _to_string(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool | float):

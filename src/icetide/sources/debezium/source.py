@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -151,7 +151,7 @@ class DebeziumSource(Source[KafkaPosition]):
         rows = self.read(spark, batch)
         return {} if rows.isEmpty() else {self.config.table: rows}
 
-    def lag(self, position: KafkaPosition) -> dict[str, Any]:
+    def lag(self, position: KafkaPosition) -> dict[str, object]:
         return self.kafka.lag(position)
 
     def close(self) -> None:
@@ -159,7 +159,7 @@ class DebeziumSource(Source[KafkaPosition]):
         self.kafka.close()
 
 
-def batch_schemas_of(raw: DataFrame) -> list[Mapping[str, Any]]:
+def batch_schemas_of(raw: DataFrame) -> list[Mapping[str, object]]:
     """The distinct envelope schemas of a batch's messages, in offset order."""
     from pyspark.sql import functions as F
 
@@ -169,7 +169,7 @@ def batch_schemas_of(raw: DataFrame) -> list[Mapping[str, Any]]:
     return [s for s in (_json_object(r["schema"]) for r in rows) if s is not None]
 
 
-def _json_object(text: str) -> Mapping[str, Any] | None:
+def _json_object(text: str) -> Mapping[str, object] | None:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -178,7 +178,7 @@ def _json_object(text: str) -> Mapping[str, Any] | None:
 
 
 def evolved(columns: Sequence[tuple[str, str]],
-            schemas: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+            schemas: Sequence[Mapping[str, object]]) -> tuple[tuple[str, str], ...]:
     """``columns`` with the columns later schemas add appended (and their newer types):
     the target then evolves through the CDC schema path (:mod:`icetide.cdc.schema_sync`)."""
     out = dict(columns)
@@ -216,7 +216,7 @@ def columns_from_topic(kafka: KafkaSource, config: DebeziumConfig,
         "schema-less messages, or run again once the connector has written a change")
 
 
-def columns_from(name: str, value: Any) -> tuple[tuple[str, str], ...]:
+def columns_from(name: str, value: object) -> tuple[tuple[str, str], ...]:
     """``columns:`` of a debezium source entry: a mapping ``{column: type}`` in order."""
     if value is None:
         return ()

@@ -39,6 +39,7 @@ from typing import Any
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
+    BinLogEvent,
     GtidEvent,
     MariadbGtidEvent,
     QueryEvent,
@@ -48,6 +49,7 @@ from pymysqlreplication.event import (
 from pymysqlreplication.gtid import Gtid, GtidSet
 from pymysqlreplication.row_event import (
     DeleteRowsEvent,
+    RowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
@@ -55,7 +57,8 @@ from pymysqlreplication.row_event import (
 
 from icetide.cdc.schema import TableSchema
 from icetide.errors import PositionLostError, SourceError
-from icetide.sources.mysql.changes import Change, Op
+from icetide.sources.mysql.changes import Change, Image, Op
+from icetide.sources.mysql.conn import MySqlConnection
 from icetide.sources.mysql.ddl import DdlKind, classify_ddl
 from icetide.sources.mysql.position import BinlogPosition, merge_gtid, sequence
 from icetide.sources.mysql.snapshot import binary_logs, is_mariadb
@@ -122,7 +125,7 @@ class BinlogBatch:
     transactions: int = 0
 
 
-def check_server(conn: Any) -> None:
+def check_server(conn: MySqlConnection) -> None:
     """Refuse servers whose binlog settings lose information CDC needs."""
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN "
@@ -139,7 +142,7 @@ def check_server(conn: Any) -> None:
             )
 
 
-def _connect(**kwargs: Any) -> pymysql.Connection[Any]:
+def _connect(**kwargs: Any) -> MySqlConnection:
     """pymysql.connect for pymysqlreplication, which still passes the deprecated ``db``."""
     if "db" in kwargs:
         kwargs["database"] = kwargs.pop("db")
@@ -160,14 +163,14 @@ class _Assembler:
         self.batch = BinlogBatch(start, start)
         self.follows, self.book = follows, book
         self.max_changes, self.until = max_changes, until
-        self.tx: list[tuple[str, Op, Any, Any, int]] = []
+        self.tx: list[tuple[str, Op, Image | None, Image | None, int]] = []
         self.tx_gtid: str | None = None
         self.in_tx = False
         self.stop = False
         self.checked: set[int] = set()  # table ids whose map matched the book
         self.time_fix: dict[int, tuple[str, ...]] = {}  # table id → TIME(n) columns
 
-    def feed(self, ev: Any, file: str, next_pos: int) -> None:
+    def feed(self, ev: BinLogEvent, file: str, next_pos: int) -> None:
         if isinstance(ev, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
             self._rows(ev, file, next_pos)
         elif isinstance(ev, TableMapEvent):
@@ -184,7 +187,7 @@ class _Assembler:
             if (ev.next_binlog, ev.position) != (end.file, end.pos):
                 self.batch.end = BinlogPosition(ev.next_binlog, ev.position, end.gtid)
 
-    def _table_map(self, ev: Any) -> None:
+    def _table_map(self, ev: TableMapEvent) -> None:
         table = f"{ev.schema}.{ev.table}"
         if ev.table_id in self.checked or not self.follows(table):
             return
@@ -207,7 +210,7 @@ class _Assembler:
         self.book.seeded.discard(table)
         self.checked.add(ev.table_id)
 
-    def _rows(self, ev: Any, file: str, next_pos: int) -> None:
+    def _rows(self, ev: RowsEvent, file: str, next_pos: int) -> None:
         table = f"{ev.schema}.{ev.table}"
         if not self.follows(table):
             return
@@ -225,7 +228,7 @@ class _Assembler:
             else:
                 self.tx.append((table, "u", row["before_values"], row["after_values"], seq))
 
-    def _query(self, ev: Any, file: str, next_pos: int) -> None:
+    def _query(self, ev: QueryEvent, file: str, next_pos: int) -> None:
         query = ev.query.strip()
         head = query[:12].upper()
         if head.startswith("BEGIN"):
@@ -236,7 +239,9 @@ class _Assembler:
         elif not _IGNORED_QUERY.match(query):
             self._ddl(query, ev.schema, file, next_pos, ev.timestamp)
 
-    def _ddl(self, query: str, schema: Any, file: str, next_pos: int, ts: int) -> None:
+    def _ddl(
+        self, query: str, schema: bytes | str | None, file: str, next_pos: int, ts: int,
+    ) -> None:
         db = schema.decode() if isinstance(schema, bytes) else str(schema or "")
         kind, names = classify_ddl(query, db)
         hits = tuple(n for n in names if self.follows(n))
@@ -294,9 +299,9 @@ class BinlogReader:
         self.schemas = schemas or SchemaBook()
         self.use_gtid = use_gtid
         self._mariadb: bool | None = None
-        self._ctl_conn: pymysql.Connection[Any] | None = None
+        self._ctl_conn: MySqlConnection | None = None
 
-    def _ctl(self) -> pymysql.Connection[Any]:
+    def _ctl(self) -> MySqlConnection:
         """The control connection (kept between batches; re-opened when lost)."""
         if self._ctl_conn is not None:
             try:

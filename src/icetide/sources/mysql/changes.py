@@ -20,14 +20,19 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from icetide.cdc.schema import TableSchema
 from icetide.errors import SchemaChangeError
+from icetide.sources.mysql.conn import Row
 from icetide.sources.mysql.schema import converters_of
 
 Op = Literal["r", "c", "u", "d"]
 META_COLUMNS = (("_op", "string"), ("_pos", "decimal(38,0)"), ("_ts", "timestamp"))
+
+
+#: One row image: column name → the server's value.
+Image = dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -36,20 +41,20 @@ class Change:
 
     table: str
     op: Op
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: Image | None
+    after: Image | None
     seq: int
     ts: int  # commit time, epoch seconds
 
     @property
-    def image(self) -> dict[str, Any]:
+    def image(self) -> Image:
         """The row's values after the change (the before image for a delete)."""
         row = self.before if self.op == "d" else self.after
         assert row is not None, f"change {self.op} of {self.table} without a row image"
         return row
 
 
-def _key(row: dict[str, Any], key: Sequence[str]) -> tuple[Any, ...]:
+def _key(row: Image, key: Sequence[str]) -> Row:
     return (row.get(key[0]),) if len(key) == 1 else tuple([row.get(k) for k in key])
 
 
@@ -68,7 +73,7 @@ def split_key_updates(changes: Iterable[Change], key: Sequence[str]) -> list[Cha
 
 def collapse(changes: Iterable[Change], key: Sequence[str]) -> list[Change]:
     """The last change per key, in the order of those last changes."""
-    last: dict[tuple[Any, ...], Change] = {}
+    last: dict[Row, Change] = {}
     for ch in split_key_updates(changes, key):
         k = _key(ch.image, key)
         last.pop(k, None)  # re-insert so dict order follows the last change
@@ -76,7 +81,7 @@ def collapse(changes: Iterable[Change], key: Sequence[str]) -> list[Change]:
     return list(last.values())
 
 
-def _check_columns(schema: TableSchema, row: dict[str, Any], seq: int) -> None:
+def _check_columns(schema: TableSchema, row: Image, seq: int) -> None:
     unknown = set(row) - set(schema.names)
     if unknown:
         raise SchemaChangeError(
@@ -87,7 +92,7 @@ def _check_columns(schema: TableSchema, row: dict[str, Any], seq: int) -> None:
         )
 
 
-def to_rows(changes: Iterable[Change], schema: TableSchema) -> list[tuple[Any, ...]]:
+def to_rows(changes: Iterable[Change], schema: TableSchema) -> list[Row]:
     """Spark-ready tuples: the schema's columns (converted), then ``_op, _pos, _ts``.
 
     Columns missing from a binlog row (added later) are null; unknown columns raise
@@ -109,8 +114,8 @@ def to_rows(changes: Iterable[Change], schema: TableSchema) -> list[tuple[Any, .
 
 
 def snapshot_rows(
-    schema: TableSchema, rows: Iterable[Sequence[Any]], seq: int, ts: int
-) -> list[tuple[Any, ...]]:
+    schema: TableSchema, rows: Iterable[Sequence[object]], seq: int, ts: int
+) -> list[Row]:
     """Snapshot rows (tuples in column order) as Spark-ready ``r`` rows stamped with the
     sequence and time of the view they were read from (same shape as :func:`to_rows`)."""
     convert = converters_of(schema)

@@ -20,7 +20,7 @@ sources:
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -63,10 +63,10 @@ def _password(name: str, config: Config) -> tuple[str, str | None]:
     return value, None
 
 
-def _tls(config: Config) -> dict[str, Any]:
+def _tls(config: Config) -> dict[str, object]:
     if config.tls == "disabled":
         return {"ssl_disabled": True}
-    ssl: dict[str, Any] = {"check_hostname": config.tls == "verify"}
+    ssl: dict[str, object] = {"check_hostname": config.tls == "verify"}
     if config.tls_ca:
         ssl["ca"] = config.tls_ca
     return {"ssl": ssl, "ssl_verify_cert": config.tls == "verify"}

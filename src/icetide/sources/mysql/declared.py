@@ -12,7 +12,7 @@ error naming the fix. :meth:`close` closes every source built from it.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from icetide.errors import SourceError
 from icetide.model.positions import BinlogPositionJson
@@ -65,7 +65,7 @@ class MySqlDeclaration(Source[BinlogPositionJson]):
             f"dp.create_auto_cdc_flow(target=..., source=mysql.binlog({self.config.name!r}, "
             "table='db.table'), keys=[...], sequence_by='_pos') and read its target table")
 
-    def lag(self, position: BinlogPositionJson) -> dict[str, Any]:
+    def lag(self, position: BinlogPositionJson) -> dict[str, object]:
         return {}
 
     def close(self) -> None:

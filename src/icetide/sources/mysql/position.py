@@ -40,16 +40,19 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Literal
 
 from icetide.errors import SourceError
+from icetide.model.json import JsonValue
 from icetide.model.positions import (
     BinlogPositionJson,
     SnapshotProgressJson,
     TableProgressJson,
 )
+from icetide.sources.mysql.conn import Row
 
 Phase = Literal["snapshot", "binlog"]
 _FILE_SEQ = re.compile(r"\.(\d+)$")
@@ -101,9 +104,9 @@ def merge_gtid(state: str | None, gtid: str) -> str:
     return ",".join(domains[d] for d in sorted(domains, key=int))
 
 
-def encode_key(values: tuple[Any, ...]) -> list[Any]:
+def encode_key(values: Row) -> list[JsonValue]:
     """Encode a primary-key tuple as JSON values (tagged where JSON has no type)."""
-    out: list[Any] = []
+    out: list[JsonValue] = []
     for v in values:
         if v is None or isinstance(v, bool | int | str):
             out.append(v)
@@ -127,11 +130,11 @@ def encode_key(values: tuple[Any, ...]) -> list[Any]:
     return out
 
 
-def _decode_one(v: Any) -> Any:
+def _decode_one(v: JsonValue) -> object:
     if not isinstance(v, dict):
         return v
     (tag, raw), = v.items()
-    decoders: dict[str, Any] = {
+    decoders: dict[str, Callable[..., object]] = {
         "dec": Decimal, "ts": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
         "b64": base64.b64decode, "f": float,
         "us": lambda us: dt.timedelta(microseconds=us),
@@ -141,7 +144,7 @@ def _decode_one(v: Any) -> Any:
     return decoders[tag](raw)
 
 
-def decode_key(values: list[Any] | None) -> tuple[Any, ...] | None:
+def decode_key(values: list[JsonValue] | None) -> Row | None:
     """Inverse of :func:`encode_key`."""
     return None if values is None else tuple(_decode_one(v) for v in values)
 
@@ -151,7 +154,7 @@ class TableProgress:
     """Snapshot progress of one table: last committed key (encoded) and rows so far."""
 
     table: str
-    after: list[Any] | None = None
+    after: list[JsonValue] | None = None
     rows: int = 0
     done: bool = False
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
+from icetide.sources.mysql.conn import MySqlConnection
 from icetide.sources.mysql.filters import SYSTEM_SCHEMAS, TableFilter, qualify
 from icetide.sources.mysql.types import DEFAULT_TYPES, Converter, TypeOptions, converter, spark_type
 
@@ -68,12 +68,12 @@ _PK_SQL = (
 )
 
 
-def _text(v: Any) -> str:
+def _text(v: object) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def read_schema(
-    conn: Any, db: str, table: str, options: TypeOptions = DEFAULT_TYPES
+    conn: MySqlConnection, db: str, table: str, options: TypeOptions = DEFAULT_TYPES
 ) -> TableSchema:
     """Read the current schema of ``db.table`` (a pymysql connection)."""
     with conn.cursor() as cur:
@@ -84,7 +84,7 @@ def read_schema(
     return build_schema(db, table, rows, pk, options)
 
 
-def list_tables(conn: Any, table_filter: TableFilter) -> list[str]:
+def list_tables(conn: MySqlConnection, table_filter: TableFilter) -> list[str]:
     """Qualified names of the base tables the filter follows, sorted."""
     placeholders = ", ".join(["%s"] * len(SYSTEM_SCHEMAS))
     with conn.cursor() as cur:

@@ -32,19 +32,20 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import pymysql
 
 from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError
+from icetide.sources.mysql.conn import MySqlConnection, Row
 from icetide.sources.mysql.position import BinlogPosition
 from icetide.sources.mysql.schema import quote, quote_table
 
 log = logging.getLogger(__name__)
 
 Method = Literal["auto", "consistent-snapshot", "flush-lock"]
-Progress = Callable[[str, int, tuple[Any, ...] | None], None]
+Progress = Callable[[str, int, Row | None], None]
 
 
 @dataclass(frozen=True)
@@ -62,22 +63,23 @@ class Chunk:
     """Rows of one chunk (tuples in schema column order) and the last key read."""
 
     table: str
-    rows: list[tuple[Any, ...]]
-    last_key: tuple[Any, ...] | None
+    rows: list[Row]
+    last_key: Row | None
     done: bool
 
 
-def _one(conn: Any, sql: str, args: Any = None) -> Any:
+def _one(conn: MySqlConnection, sql: str, args: object = None) -> Row | None:
     with conn.cursor() as cur:
         cur.execute(sql, args)
         return cur.fetchone()
 
 
-def is_mariadb(conn: Any) -> bool:
-    return "mariadb" in str(_one(conn, "SELECT VERSION()")[0]).lower()
+def is_mariadb(conn: MySqlConnection) -> bool:
+    row = _one(conn, "SELECT VERSION()")
+    return row is not None and "mariadb" in str(row[0]).lower()
 
 
-def _gtid(conn: Any, pos: BinlogPosition) -> str | None:
+def _gtid(conn: MySqlConnection, pos: BinlogPosition) -> str | None:
     if is_mariadb(conn):
         row = _one(conn, "SELECT BINLOG_GTID_POS(%s, %s)", (pos.file, pos.pos))
     else:
@@ -86,7 +88,7 @@ def _gtid(conn: Any, pos: BinlogPosition) -> str | None:
     return str(value) if value else None
 
 
-def current_position(conn: Any) -> BinlogPosition:
+def current_position(conn: MySqlConnection) -> BinlogPosition:
     """The server's current binlog end (``SHOW MASTER STATUS``) with its GTID state."""
     try:
         row = _one(conn, "SHOW MASTER STATUS")
@@ -97,11 +99,11 @@ def current_position(conn: Any) -> BinlogPosition:
             "the server's binary log is off (SHOW MASTER STATUS is empty); enable it with "
             "log_bin, binlog_format=ROW, binlog_row_image=FULL, binlog_row_metadata=FULL"
         )
-    pos = BinlogPosition(str(row[0]), int(row[1]))
+    pos = BinlogPosition(str(row[0]), int(str(row[1])))
     return BinlogPosition(pos.file, pos.pos, _gtid(conn, pos))
 
 
-def binary_logs(conn: Any) -> list[str]:
+def binary_logs(conn: MySqlConnection) -> list[str]:
     """Binlog files still on the server, oldest first (needs BINLOG MONITOR / REPLICATION
     CLIENT)."""
     with conn.cursor() as cur:
@@ -109,19 +111,19 @@ def binary_logs(conn: Any) -> list[str]:
         return [str(r[0]) for r in cur.fetchall()]
 
 
-def _prepare(conn: Any) -> None:
+def _prepare(conn: MySqlConnection) -> None:
     with conn.cursor() as cur:
         cur.execute("SET SESSION time_zone = '+00:00'")
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
 
-def _snapshot_status(conn: Any) -> dict[str, str]:
+def _snapshot_status(conn: MySqlConnection) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
         return {str(k).lower(): str(v) for k, v in cur.fetchall()}
 
 
-def _consistent_view(conn: Any) -> SnapshotView:
+def _consistent_view(conn: MySqlConnection) -> SnapshotView:
     with conn.cursor() as cur:
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
     status = _snapshot_status(conn)
@@ -130,7 +132,7 @@ def _consistent_view(conn: Any) -> SnapshotView:
     return SnapshotView(pos, "consistent-snapshot", time.time())
 
 
-def _locked_view(conn: Any) -> SnapshotView:
+def _locked_view(conn: MySqlConnection) -> SnapshotView:
     started = time.monotonic()
     with conn.cursor() as cur:
         cur.execute("FLUSH TABLES WITH READ LOCK")
@@ -144,7 +146,7 @@ def _locked_view(conn: Any) -> SnapshotView:
     return SnapshotView(pos, "flush-lock", time.time(), held)
 
 
-def open_view(conn: Any, method: Method = "auto") -> SnapshotView:
+def open_view(conn: MySqlConnection, method: Method = "auto") -> SnapshotView:
     """Start a consistent read-only transaction on ``conn`` and return its position."""
     _prepare(conn)
     if method != "flush-lock":
@@ -160,7 +162,7 @@ def open_view(conn: Any, method: Method = "auto") -> SnapshotView:
     return _locked_view(conn)
 
 
-def close_view(conn: Any) -> None:
+def close_view(conn: MySqlConnection) -> None:
     """End the view's transaction."""
     with conn.cursor() as cur:
         cur.execute("ROLLBACK")
@@ -174,8 +176,8 @@ def _after_predicate(key: list[str]) -> str:
     return "(" + " OR ".join(terms) + ")"
 
 
-def _after_args(after: tuple[Any, ...]) -> list[Any]:
-    args: list[Any] = []
+def _after_args(after: Row) -> list[object]:
+    args: list[object] = []
     for i in range(len(after)):
         args += [*after[:i], after[i]]
     return args
@@ -197,8 +199,8 @@ def chunk_query(schema: TableSchema, has_after: bool, has_upto: bool = False) ->
 
 
 def chunk_args(
-    after: tuple[Any, ...] | None, limit: int, upto: tuple[Any, ...] | None = None
-) -> tuple[Any, ...]:
+    after: Row | None, limit: int, upto: Row | None = None
+) -> Row:
     """Parameters of :func:`chunk_query`."""
     args = _after_args(after) if after is not None else []
     args += _after_args(upto) if upto is not None else []
@@ -206,8 +208,8 @@ def chunk_args(
 
 
 def read_chunk(
-    conn: Any, schema: TableSchema, after: tuple[Any, ...] | None, limit: int,
-    upto: tuple[Any, ...] | None = None,
+    conn: MySqlConnection, schema: TableSchema, after: Row | None, limit: int,
+    upto: Row | None = None,
 ) -> Chunk:
     """The next ``limit`` rows with key > ``after`` (None: from the start) and, when
     ``upto`` is given, key <= ``upto``."""
@@ -221,7 +223,7 @@ def read_chunk(
 
 
 def iter_chunks(
-    conn: Any, schema: TableSchema, after: tuple[Any, ...] | None = None,
+    conn: MySqlConnection, schema: TableSchema, after: Row | None = None,
     chunk_size: int = 10_000, progress: Progress | None = None,
 ) -> Iterator[Chunk]:
     """All chunks of a table after ``after`` inside the open view; ``progress(table,

@@ -45,6 +45,7 @@ from icetide.model.source import BatchRange, Source
 from icetide.runtime.retry import Failure, backoff, patience, retrying
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
+from icetide.sources.mysql.conn import MySqlConnection, Row
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.position import (
     CdcPosition,
@@ -67,11 +68,11 @@ from icetide.sources.mysql.types import DEFAULT_TYPES, TypeOptions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 log = logging.getLogger(__name__)
 
-Rows = dict[str, list[tuple[Any, ...]]]
+Rows = dict[str, list[Row]]
 _CACHE_SIZE = 4
 
 
@@ -95,7 +96,7 @@ class MySqlSourceConfig:
     retry_timeout: float | None = 300.0  # seconds an unreachable server is retried
 
 
-def _spark_type(name: str) -> Any:
+def _spark_type(name: str) -> DataType:
     from pyspark.sql import types as T
 
     simple = {"int": T.IntegerType, "bigint": T.LongType, "string": T.StringType,
@@ -123,12 +124,12 @@ def spark_schema(schema: TableSchema) -> StructType:
 _UNREACHABLE = frozenset({2002, 2003, 2006, 2013})
 
 
-def connect_with_retry(config: MySqlSourceConfig, key: str) -> pymysql.Connection[Any]:
+def connect_with_retry(config: MySqlSourceConfig, key: str) -> MySqlConnection:
     """Connect as the CDC user; an unreachable server is retried with backoff for
     ``config.retry_timeout`` seconds, then :class:`SourceUnavailableError`."""
     where = f"{config.connection.get('host')}:{config.connection.get('port')}"
 
-    def connect() -> pymysql.Connection[Any]:
+    def connect() -> MySqlConnection:
         try:
             return pymysql.connect(**{**config.connection, "autocommit": True})
         except pymysql.err.OperationalError as exc:
@@ -160,18 +161,18 @@ class MySqlSource(Source[BinlogPositionJson]):
         self.key = f"mysql:{config.name}"
         self.filter = TableFilter(config.include, config.exclude)
         self.server_id = config.server_id or 1000 + zlib.crc32(self.key.encode()) % 2**30
-        self._conn: pymysql.Connection[Any] | None = None
+        self._conn: MySqlConnection | None = None
         self._view: SnapshotView | None = None
         self.schemas = SchemaTracker(self._connection, config.types, config.drop_policy)
         self._tables: list[str] | None = None
         self._cache: dict[str, Rows] = {}
-        self._info: dict[str, dict[str, Any]] = {}
+        self._info: dict[str, dict[str, object]] = {}
         self._schemas_of: dict[str, dict[str, TableSchema]] = {}
         self._binlog: BinlogReader | None = None
 
     # --- connections, tables, schemas ------------------------------------------------
 
-    def _connection(self) -> pymysql.Connection[Any]:
+    def _connection(self) -> MySqlConnection:
         if self._conn is None or not self._conn.open:
             self._view = None
             self._conn = connect_with_retry(self.config, self.key)
@@ -238,11 +239,11 @@ class MySqlSource(Source[BinlogPositionJson]):
         return CdcPosition.start_snapshot(self._view.position, tables).to_json()
 
     def _snapshot_range(
-        self, table: str, after: tuple[Any, ...] | None, limit: int,
-        upto: tuple[Any, ...] | None = None,
-    ) -> tuple[list[tuple[Any, ...]], tuple[Any, ...] | None, bool]:
+        self, table: str, after: Row | None, limit: int,
+        upto: Row | None = None,
+    ) -> tuple[list[Row], Row | None, bool]:
         conn, schema = self._connection(), self.schemas.baseline(table)
-        rows: list[tuple[Any, ...]] = []
+        rows: list[Row] = []
         done = False
         while len(rows) < limit and not done:
             size = min(self.config.chunk_size, limit - len(rows))
@@ -267,7 +268,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         return BatchRange(start, out, len(rows), self._info[self._key(start, out)])
 
     def _remember_snapshot(self, start: BinlogPositionJson, end: BinlogPositionJson, table: str,
-                           rows: list[tuple[Any, ...]], view: SnapshotView) -> None:
+                           rows: list[Row], view: SnapshotView) -> None:
         seq = sequence(view.position.file, view.position.pos)
         schema = self.schemas.baseline(table)
         out = snapshot_rows(schema, rows, seq, int(view.opened_at))
@@ -346,7 +347,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         return json.dumps([start, end], sort_keys=True, default=str)
 
     def _remember(self, start: BinlogPositionJson, end: BinlogPositionJson, rows: Rows,
-                  schemas: dict[str, TableSchema], info: dict[str, Any]) -> None:
+                  schemas: dict[str, TableSchema], info: dict[str, object]) -> None:
         key = self._key(start, end)
         self._cache[key], self._schemas_of[key], self._info[key] = rows, schemas, info
         while len(self._cache) > _CACHE_SIZE:
@@ -383,7 +384,7 @@ class MySqlSource(Source[BinlogPositionJson]):
         schema = self.batch_schemas(batch).get(table) or self.schema(table)
         return spark.createDataFrame(self.rows(batch).get(table, []), spark_schema(schema))
 
-    def lag(self, position: BinlogPositionJson) -> dict[str, Any]:
+    def lag(self, position: BinlogPositionJson) -> dict[str, object]:
         pos = CdcPosition.from_json(position)
         head = current_position(self._connection())
         same = head.file == pos.binlog.file

@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from pymysqlreplication.column import Column as BinlogColumn
 from pymysqlreplication.constants import FIELD_TYPE
+from pymysqlreplication.row_event import TableMapEvent
 
 from icetide.cdc.schema import Column, TableSchema
 from icetide.errors import SourceError
@@ -39,7 +40,7 @@ def _members(values: list[str] | None) -> str:
     return ",".join("'" + v.replace("'", "''") + "'" for v in values or [])
 
 
-def column_type_of(col: Any) -> str:
+def column_type_of(col: BinlogColumn) -> str:
     """A MySQL ``COLUMN_TYPE`` for a pymysqlreplication column of a TABLE_MAP event."""
     t = col.type
     if t in _INTS:
@@ -72,7 +73,7 @@ def _nullable(mask: bytes, i: int) -> bool:
     return bool(mask[i // 8] >> (i % 8) & 1)
 
 
-def _primary_key(ev: Any, previous: TableSchema | None) -> tuple[str, ...]:
+def _primary_key(ev: TableMapEvent, previous: TableSchema | None) -> tuple[str, ...]:
     meta = ev.optional_metadata
     index = list(meta.simple_primary_key_list or []) or list(meta.primary_keys_with_prefix or {})
     if index:
@@ -81,7 +82,7 @@ def _primary_key(ev: Any, previous: TableSchema | None) -> tuple[str, ...]:
 
 
 def schema_from_tablemap(
-    ev: Any, previous: TableSchema | None, options: TypeOptions = DEFAULT_TYPES,
+    ev: TableMapEvent, previous: TableSchema | None, options: TypeOptions = DEFAULT_TYPES,
     renames: dict[str, str] | None = None,
 ) -> TableSchema:
     """The schema of the rows that follow ``ev``; ``previous`` (and ``renames``: new → old
@@ -107,13 +108,13 @@ def schema_from_tablemap(
     return TableSchema(db, table, tuple(columns), key)
 
 
-def fractional_time_columns(ev: Any) -> tuple[str, ...]:
+def fractional_time_columns(ev: TableMapEvent) -> tuple[str, ...]:
     """Names of TIME(n>0) columns in a TABLE_MAP event (see :func:`fix_negative_time`)."""
     return tuple(str(c.name) for c in ev.columns
                  if c.type == FIELD_TYPE.TIME2 and getattr(c, "fsp", 0))
 
 
-def fix_negative_time(value: Any) -> Any:
+def fix_negative_time(value: object) -> object:
     """Undo mysql-replication 1.0.17's decoding of negative TIME(n) with a fraction.
 
     The server stores such values as ``floor`` seconds plus a positive fraction; the

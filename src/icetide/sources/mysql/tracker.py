@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from icetide.cdc.evolution import DropPolicy, action_to_json, compose_renames, diff_schemas
 from icetide.cdc.schema import TableSchema
 from icetide.errors import SchemaChangeError, SourceError
 from icetide.sources.mysql.binlog import BinlogBatch, DdlRecord, SchemaChange
+from icetide.sources.mysql.conn import MySqlConnection
 from icetide.sources.mysql.ddl import parse_renames
 from icetide.sources.mysql.filters import split_name
 from icetide.sources.mysql.schema import read_schema
@@ -41,7 +41,7 @@ Actions = list[dict[str, object]]
 class SchemaTracker:
     """Schemas of followed tables for one source (see the module docstring)."""
 
-    def __init__(self, connect: Callable[[], Any], options: TypeOptions,
+    def __init__(self, connect: Callable[[], MySqlConnection], options: TypeOptions,
                  drop_policy: DropPolicy) -> None:
         self._connect = connect
         self.options = options
@@ -67,7 +67,7 @@ class SchemaTracker:
         """The schema of the rows the source returns for ``table`` now."""
         return self.book.known.get(table) or self.baseline(table)
 
-    def apply(self, batch: BinlogBatch) -> dict[str, Any]:
+    def apply(self, batch: BinlogBatch) -> dict[str, object]:
         """Facts of a batch for ``BatchRange.info``; raises SchemaChangeError when the
         batch holds a change icetide cannot apply."""
         if batch.fatal is not None:
@@ -83,7 +83,7 @@ class SchemaTracker:
                 adopted.append(table)
         if batch.schema_change is not None:
             changes[batch.schema_change.table] = self._evolve(batch.schema_change)
-        info: dict[str, Any] = {}
+        info: dict[str, object] = {}
         if changes:
             info["schema_changes"] = changes
         if adopted:

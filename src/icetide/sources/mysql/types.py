@@ -41,12 +41,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import SupportsFloat, SupportsInt, cast
 
 from icetide.cdc.types import decimal_parts
 from icetide.errors import SourceError
 
-Converter = Callable[[Any], Any]
+Converter = Callable[[object], object]
 
 _TYPE_RE = re.compile(r"^\s*([a-z0-9 ]+?)\s*(?:\((.*)\))?\s*((?:unsigned|signed|zerofill|\s)*)$")
 _INTS = {"tinyint", "smallint", "mediumint", "int", "integer"}
@@ -132,13 +132,13 @@ def spark_type(column_type: str, options: TypeOptions = DEFAULT_TYPES) -> str:
 
 # --- value converters -------------------------------------------------------------------
 
-def _zero_to_none(v: Any) -> Any:
+def _zero_to_none(v: object) -> object:
     if isinstance(v, str | bytes):
         return None  # '0000-00-00' and other invalid dates come back as text
     return v
 
 
-def _to_bool(v: Any) -> bool:
+def _to_bool(v: object) -> bool:
     if isinstance(v, bytes):
         return any(v)
     if isinstance(v, str):
@@ -146,12 +146,16 @@ def _to_bool(v: Any) -> bool:
     return bool(v)
 
 
-def _to_int(v: Any) -> int:
+def _to_int(v: object) -> int:
     if isinstance(v, bytes):
         return int.from_bytes(v, "big")
     if isinstance(v, str):
         return int(v, 2)  # BIT(n) from the binlog: '0101'
-    return int(v)
+    return int(cast(SupportsInt, v))
+
+
+def _to_float(v: object) -> float:
+    return float(cast(SupportsFloat | str, v))
 
 
 def format_time(v: dt.timedelta) -> str:
@@ -166,7 +170,7 @@ def format_time(v: dt.timedelta) -> str:
 def _string_converter(members: list[str]) -> Converter:
     order = {m: i for i, m in enumerate(members)}
 
-    def convert(v: Any) -> Any:
+    def convert(v: object) -> object:
         if isinstance(v, str):
             return v
         if isinstance(v, bytes):
@@ -182,24 +186,24 @@ def _string_converter(members: list[str]) -> Converter:
     return convert
 
 
-def _timestamp(v: Any) -> Any:
+def _timestamp(v: object) -> object:
     v = _zero_to_none(v)
     if isinstance(v, dt.datetime):
         return v.replace(tzinfo=dt.UTC) if v.tzinfo is None else v.astimezone(dt.UTC)
     return v
 
 
-def _date(v: Any) -> Any:
+def _date(v: object) -> object:
     v = _zero_to_none(v)
     return v.date() if isinstance(v, dt.datetime) else v
 
 
-def _binary(v: Any) -> Any:
-    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+def _binary(v: object) -> object:
+    return v.encode("utf-8") if isinstance(v, str) else bytes(cast(bytearray | memoryview, v))
 
 
 _CONVERTERS: dict[str, Converter] = {
-    "boolean": _to_bool, "int": _to_int, "bigint": _to_int, "float": float, "double": float,
+    "boolean": _to_bool, "int": _to_int, "bigint": _to_int, "float": _to_float, "double": _to_float,
     "date": _date, "timestamp": _timestamp, "timestamp_ntz": _zero_to_none, "binary": _binary,
 }
 
@@ -217,13 +221,13 @@ def converter(column_type: str, spark: str) -> Converter:
     if spark == "string":
         inner = _string_converter(parse_column_type(column_type).members())
     elif decimal_parts(spark) is not None:
-        def inner(v: Any) -> Any:
-            return v if isinstance(v, Decimal) else Decimal(v)
+        def inner(v: object) -> object:
+            return v if isinstance(v, Decimal) else Decimal(cast(str | int | float, v))
     else:
         inner = _CONVERTERS[spark]
     ready = Decimal if decimal_parts(spark) is not None else _READY.get(spark, type(None))
 
-    def convert(v: Any) -> Any:
+    def convert(v: object) -> object:
         return v if v is None or type(v) is ready else inner(v)
 
     return convert
