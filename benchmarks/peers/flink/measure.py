@@ -8,9 +8,11 @@ on a SparkSession, products from the seed rows); the peer is the Flink job
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,15 +66,22 @@ class Throughput:
 
 @dataclass
 class Freshness:
-    """Probe produced → commit that made it visible, per engine, at one rate."""
+    """Probe produced → commit that made it visible, per engine, at one rate: each engine
+    in a window of its own (the other one stopped), on the same kind of clicks."""
 
     rate: float
     seconds: float
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)  # icetide's window
+    flink_probes: list[Probe] = field(default_factory=list)  # Flink's window
     icetide: list[float | None] = field(default_factory=list)
     flink: list[float | None] = field(default_factory=list)
     cores: dict[str, float] = field(default_factory=dict)
-    valid: int = 0  # valid clicks produced in the window (probes not counted)
+    valid: int = 0  # valid clicks produced in both windows (probes not counted)
+
+    @property
+    def produced(self) -> int:
+        """Valid clicks and probes of both windows: rows each engine adds."""
+        return self.valid + len(self.probes) + len(self.flink_probes)
 
 
 def icetide_flow(settings: Settings) -> tuple[SparkSession, Flow]:
@@ -152,36 +161,25 @@ def flink_probe_commits(table: Table, since_ms: int = 0) -> dict[int, int]:
     return seen
 
 
-def _trace(e: Engines, window: Freshness) -> None:
-    hits = ods_hits(commits(e.catalog, *ODS), window.probes)
-    window.icetide = [None if h is None else (h.committed_ms - p.produced_ms) / 1000
-                      for h, p in zip(hits, window.probes, strict=True)]
-    table = e.flink.table()
-    since = min(p.produced_ms for p in window.probes) if window.probes else 0
-    visible = flink_probe_commits(table, since) if table is not None else {}
-    window.flink = [(visible[p.produced_ms] - p.produced_ms) / 1000
-                    if p.produced_ms in visible else None for p in window.probes]
+@contextmanager
+def _stopped(pid: int) -> Iterator[None]:
+    """The process tree of ``pid`` stopped (SIGSTOP) inside the block, continued after."""
+    tree = descendants(pid)
+    for p in tree:
+        os.kill(p, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for p in tree:
+            os.kill(p, signal.SIGCONT)
 
 
-def _drained(e: Engines, window: Freshness, rows: int) -> bool:
-    """icetide's markers past the last probes, and the peer's table at ``rows`` rows
-    (metadata reads only: the harness takes no CPU from the engines' last commits)."""
-    hits = ods_hits(commits(e.catalog, *ODS), window.probes[-3:])
-    return all(h is not None for h in hits) and e.flink.committed_rows() >= rows
-
-
-def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int,
-              rows_before: int) -> Freshness:
-    """Both engines run continuously while clicks come at ``rate`` with a probe a second
-    (``rows_before``: valid clicks in the topic before the window)."""
-    window, stop, probes_stop = Freshness(rate, seconds), threading.Event(), threading.Event()
-    loop = threading.Thread(target=FlowLoop(e.spark, e.flow).run_forever,
-                            args=(trigger, stop), daemon=True)
-    loop.start()
-    meter = CpuMeter({**_spark_roles(e.spark), "flink": lambda: descendants(e.flink.pid),
-                      "broker": lambda: [e.broker_pid] if e.broker_pid else []})
-    prober = threading.Thread(target=_probe_loop, args=(e.bootstrap, probes_stop,
-                                                        window.probes), daemon=True)
+def _produce(e: Engines, rate: float, seconds: float, seed: int, probes: list[Probe],
+             meter: CpuMeter) -> tuple[int, dict[str, float]]:
+    """Clicks at ``rate`` for ``seconds`` with a probe a second: valid clicks, cores."""
+    probes_stop = threading.Event()
+    prober = threading.Thread(target=_probe_loop, args=(e.bootstrap, probes_stop, probes),
+                              daemon=True)
     meter.start()
     began = time.monotonic()
     prober.start()
@@ -190,17 +188,58 @@ def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int
     probes_stop.set()
     prober.join()
     cpu, elapsed = meter.stop(), time.monotonic() - began
-    window.valid = report.valid
-    window.cores = {"icetide": (cpu["driver"] + cpu["jvm"] + cpu["workers"]) / elapsed,
-                    "flink": cpu["flink"] / elapsed, "broker": cpu["broker"] / elapsed}
+    return report.valid, {k: v / elapsed for k, v in cpu.items()}
+
+
+def _icetide_window(e: Engines, w: Freshness, trigger: float, seed: int) -> None:
+    """icetide alone (Flink stopped): caught up first, then its loop while clicks come."""
+    FlowLoop(e.spark, e.flow).run_until_caught_up()
+    stop = threading.Event()
+    loop = threading.Thread(target=FlowLoop(e.spark, e.flow).run_forever,
+                            args=(trigger, stop), daemon=True)
+    loop.start()
+    meter = CpuMeter({**_spark_roles(e.spark),
+                      "broker": lambda: [e.broker_pid] if e.broker_pid else []})
+    valid, cores = _produce(e, w.rate, w.seconds, seed, w.probes, meter)
     deadline = time.monotonic() + DRAIN_S
-    rows = rows_before + window.valid + len(window.probes)
-    while window.probes and not _drained(e, window, rows) and time.monotonic() < deadline:
-        e.flink.check()
-        time.sleep(2)
+    while w.probes and time.monotonic() < deadline and not all(
+            h is not None for h in ods_hits(commits(e.catalog, *ODS), w.probes[-3:])):
+        time.sleep(1)
     stop.set()
     loop.join()
-    _trace(e, window)
+    w.valid += valid
+    w.cores["icetide"] = cores["driver"] + cores["jvm"] + cores["workers"]
+    w.cores["broker"] = cores["broker"]
+    hits = ods_hits(commits(e.catalog, *ODS), w.probes)
+    w.icetide = [None if h is None else (h.committed_ms - p.produced_ms) / 1000
+                 for h, p in zip(hits, w.probes, strict=True)]
+
+
+def _flink_window(e: Engines, w: Freshness, rows_before: int, seed: int) -> None:
+    """Flink alone (icetide's loop not running): caught up first, then clicks come."""
+    e.flink.wait_rows(rows_before, DRAIN_S)
+    meter = CpuMeter({"flink": lambda: descendants(e.flink.pid)})
+    valid, cores = _produce(e, w.rate, w.seconds, seed, w.flink_probes, meter)
+    w.valid += valid
+    w.cores["flink"] = cores["flink"]
+    e.flink.wait_rows(rows_before + valid + len(w.flink_probes), DRAIN_S)
+    table = e.flink.table()
+    since = min((p.produced_ms for p in w.flink_probes), default=0)
+    visible = flink_probe_commits(table, since) if table is not None else {}
+    w.flink = [(visible[p.produced_ms] - p.produced_ms) / 1000
+               if p.produced_ms in visible else None for p in w.flink_probes]
+
+
+def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int,
+              rows_before: int) -> Freshness:
+    """Each engine alone in turn while clicks come at ``rate`` with a probe a second:
+    icetide with Flink's processes stopped, then Flink with icetide idle (``rows_before``:
+    valid clicks and probes in the topic before the window)."""
+    window = Freshness(rate, seconds)
+    with _stopped(e.flink.pid):
+        _icetide_window(e, window, trigger, seed)
+    before_flink = rows_before + window.valid + len(window.probes)
+    _flink_window(e, window, before_flink, seed + 1000)
     return window
 
 
