@@ -7,7 +7,7 @@ JVM answers each with ``Class.forName``. A part that is *not* a class (``org``,
 the class loader then searches every jar on the class path (~250 in pyspark's
 ``jars/``) and builds a ``ClassNotFoundException``. Profiled with Java Flight Recorder
 on the clickstream pipeline at 2,000 events/s, those look-ups were 4 % of the driver
-JVM's CPU samples (docs/benchmarks.md).
+JVM's CPU samples (docs/benchmarks-history.md).
 
 What a name resolves to never changes while a gateway lives (a class or a package; a
 static method of a loaded class), so :func:`install` memoizes those answers per gateway

@@ -47,7 +47,7 @@ PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 #: The service JVM compiles with C1 only and collects with one thread: Derby generates a
 #: class per SQL statement, and the stock JVM's C2 spends the service's first minutes
 #: recompiling them. A fresh service's start + first 300 table look-ups took 25.98 → 10.67
-#: CPU seconds, the next 600 20.10 → 11.18 ms each (docs/benchmarks.md, 2026-11-25 19:59).
+#: CPU seconds, the next 600 20.10 → 11.18 ms each (docs/benchmarks-history.md, 2026-11-25 19:59).
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
