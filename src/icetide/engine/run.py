@@ -37,6 +37,7 @@ from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.spec import FlowSpec, TableSpec
 from icetide.runtime.leases import lease_key, leases_for
+from icetide.runtime.startup import phase
 from icetide.sources.registry import build_sources
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class PipelineRun:
         self.graph = graph
         self.catalog = graph.spec.catalog or settings.catalog.name
         self.sources: dict[str, AnySource] = build_sources(graph, settings)
+        phase("sources")
         self.aliases = {name: src.key for name, src in self.sources.items()}
         self.flows = self._select(only)
         self._compiled: list[Flow] | None = None
@@ -143,6 +145,7 @@ class PipelineRun:
             for spec in pending:
                 try:
                     flows[spec.name], inputs[spec.name] = self._compile(spec)
+                    phase(f"compiled {spec.name}")
                 except MissingTable as exc:
                     if exc.ident.split(".", 1)[1] not in self.graph.tables:
                         raise
@@ -153,6 +156,7 @@ class PipelineRun:
                     "creates: check for a cycle or a missing producer flow")
             pending = waiting
         order = self.graph.with_inputs(inputs).flow_order()
+        phase("flows_compiled")
         return [flows[name] for name in order if name in flows]
 
     # -- driving ---------------------------------------------------------------------
@@ -191,11 +195,13 @@ class PipelineRun:
         is set; the first flow error stops them all. ``on_maintained``: after each
         maintenance pass of a table the run writes."""
         with self.leases():
+            phase("leases")
             slots = self.slots(self.compile_all())
             on_committed = track_runtime([slot.loop for slot in slots], on_batch)
+            maintenance = self._maintenance_schedule(on_maintained)
+            phase("maintenance_schedule")
             DagScheduler(self.spark, slots, self.concurrency(), on_committed,
-                         self._record_error,
-                         maintenance=self._maintenance_schedule(on_maintained)).run(stop)
+                         self._record_error, maintenance=maintenance).run(stop)
 
     def _maintenance_schedule(
             self, on_maintained: Callable[[MaintenanceReport], None] | None = None

@@ -44,6 +44,7 @@ from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
 from icetide.runtime.interrupt import Interrupted
+from icetide.runtime.startup import phase
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -266,6 +267,7 @@ class DagScheduler:
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
+        phase("scheduler")
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool, \
                 ThreadPoolExecutor(1, thread_name_prefix="maintenance") as maintenance_pool:
             running: list[Future[None]] = []
@@ -346,6 +348,7 @@ class DagScheduler:
         if self.spark is not None:  # FAIR pools: one heavy batch does not starve the rest
             self.spark.sparkContext.setLocalProperty("spark.scheduler.pool",
                                                      self.pools[slot.name])
+        phase(f"first_batch {slot.name}")
         try:
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)
@@ -380,6 +383,8 @@ class DagScheduler:
         for consumer in slot.downstream:
             consumer.dirty = True
             consumer.pending_since = min(consumer.pending_since, slot.batch_since)
+        phase(f"first_commit {slot.name}", detail=" ".join(
+            f"{k}={v:.2f}" for k, v in result.phases.items()))
         if self.on_batch is not None:
             self.on_batch(result)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
 from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import TableSpec
+from icetide.runtime.startup import phase
 from icetide.tables.changelog import changelog_ddl, changelog_table_name
 from icetide.tables.ddl import (
     APPEND_TABLE_PROPERTIES,
@@ -59,6 +60,7 @@ def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
                  columns: Sequence[tuple[str, str]]) -> None:
     """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog)."""
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
+    phase("catalog_connected")  # the first statement that asks the catalog
     keys = tuple(table.primary_key or ())
     # A primary-key table consumes `_op` (the merge engine applies it); an append table
     # stores whatever the flow produces, `_op` included.

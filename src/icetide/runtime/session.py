@@ -26,6 +26,7 @@ from icetide.runtime.jars import jar_cache
 from icetide.runtime.java import check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
 from icetide.runtime.pyenv import executor_python
+from icetide.runtime.startup import phase
 
 log = logging.getLogger(__name__)
 
@@ -293,9 +294,13 @@ def _alive(session: SparkSession) -> bool:
 def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     started = time.perf_counter()
     java = check_java()
+    phase("java_checked")
     jars = list(dict.fromkeys([*session_jars(settings), *extra_jars]))
+    phase("jars_listed")
     prepare_catalog(settings)
+    phase("catalog_service")
     python, python_conf = executor_python(settings)
+    phase("python_env")
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
@@ -313,12 +318,23 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
         ) from exc
     session.sparkContext.setLogLevel("WARN")
     memoize_java_names()
+    _jvm_phases(session)
     log.info(
         "SparkSession %s (catalog %s, %s) started in %.1fs",
         settings.spark.master, settings.catalog.name, settings.catalog.type,
         time.perf_counter() - started,
     )
     return session
+
+
+def _jvm_phases(session: SparkSession) -> None:
+    """The JVM's own start (after spark-submit's launcher), the SparkContext's, and now."""
+    jvm = session.sparkContext._jvm
+    if jvm is not None:
+        started = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()
+        phase("jvm_started", int(started) / 1000)
+    phase("spark_context", session.sparkContext.startTime / 1000)
+    phase("spark_session")
 
 
 def _spark_shaping(settings: Settings) -> Settings:
