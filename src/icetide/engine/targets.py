@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -56,9 +57,21 @@ def partition_sql(table: TableSpec) -> list[str]:
     return [f"bucket({DEFAULT_BUCKETS}, {quote_ident(table.primary_key[0])})"]
 
 
+#: Flows are compiled concurrently (engine/run.py): two creating one namespace or table
+#: at once would race between Spark's "if not exists" check and the create.
+_DDL = threading.Lock()
+
+
 def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
                  columns: Sequence[tuple[str, str]]) -> None:
-    """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog)."""
+    """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog), one at a
+    time in the process."""
+    with _DDL:
+        _ensure_table(spark, ident, table, columns)
+
+
+def _ensure_table(spark: SparkSession, ident: str, table: TableSpec,
+                  columns: Sequence[tuple[str, str]]) -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
     phase("catalog_connected")  # the first statement that asks the catalog
     keys = tuple(table.primary_key or ())
