@@ -2,10 +2,12 @@
 
 ``icetide -v run`` logs one line per startup phase when it ends
 (:mod:`icetide.runtime.startup`): ``startup phase spark_session at 1764240000.123
-(+4.21s)``. A restart's steps are the canonical phases below in the order the old,
-sequential start reached them; each step's time is its end minus the latest end of the
-steps before it (0 when it ended earlier: it overlapped them), so the steps of one
-restart add up to the time to its first ODS commit. Pure: no I/O.
+(+4.21s)``. A restart's steps are the canonical phases below in the order a sequential
+start reaches them; each step's time is its end minus the latest end of the steps before
+it (0 when it ended earlier: it overlapped them), so the steps on the way add up to the
+time to the first ODS commit. A step that ended only after the ODS flow's first batch
+had started (the other flows compiled while it ran) was not on that way: it is shown as
+overlapping the batch, not counted. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -38,8 +40,12 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("flows_compiled", "the remaining flows compiled (analysis, DDL, CDC schemas)"),
     ("maintenance_schedule", "maintenance schedule"),
     ("scheduler", "scheduler started"),
+    ("python_workers", "Python workers started ahead (background)"),
+    (f"first_batch {ODS_FLOW}", "until the ODS flow's first batch starts"),
     (f"first_commit {ODS_FLOW}", "first ODS batch, to its commit"),
 )
+#: A step that ended after this one had (the ODS batch started) overlapped that batch.
+ON_THE_WAY = f"first_batch {ODS_FLOW}"
 
 
 def parse(log: str) -> dict[str, float]:
@@ -51,13 +57,20 @@ def parse(log: str) -> dict[str, float]:
 
 
 def step_seconds(ends: Mapping[str, float], spawned: float,
-                 steps: Sequence[tuple[str, str]] = STEPS) -> dict[str, float]:
+                 steps: Sequence[tuple[str, str]] = STEPS) -> dict[str, float | None]:
     """Seconds per step of one restart spawned at ``spawned`` (epoch): each present
-    step's end minus the latest end before it, never negative; absent steps are left out."""
-    out: dict[str, float] = {}
+    step's end minus the latest end before it, never negative; ``None`` for a step that
+    ended after the ODS batch started (it overlapped the batch); absent steps are left
+    out."""
+    out: dict[str, float | None] = {}
     latest = spawned
+    batch_start = ends.get(ON_THE_WAY)
     for name, _ in steps:
         if name not in ends:
+            continue
+        if (batch_start is not None and ends[name] > batch_start
+                and name != ON_THE_WAY and not name.startswith("first_commit ")):
+            out[name] = None
             continue
         out[name] = max(0.0, ends[name] - latest)
         latest = max(latest, ends[name])
@@ -81,7 +94,7 @@ class Restart:
         at = self.first_commit.get(layer)
         return None if at is None else at - self.spawned
 
-    def steps(self) -> dict[str, float]:
+    def steps(self) -> dict[str, float | None]:
         return step_seconds(self.phases, self.spawned)
 
 
@@ -126,7 +139,7 @@ def step_table(runs: Mapping[str, Sequence[Restart]]) -> str:
     head = "| step | " + " | ".join(f"{t}: s (share)" for t in trees) + " |"
     rows = [head, "| --- |" + " ---: |" * len(trees)]
     medians = {t: _step_medians(runs[t]) for t in trees}
-    totals = {t: sum(medians[t].values()) for t in trees}
+    totals = {t: sum(v for v in medians[t].values() if v is not None) for t in trees}
     for name, label in STEPS:
         if all(name not in medians[t] for t in trees):
             continue
@@ -134,17 +147,25 @@ def step_table(runs: Mapping[str, Sequence[Restart]]) -> str:
         for t in trees:
             value = medians[t].get(name)
             share = f" ({value / totals[t]:.0%})" if value is not None and totals[t] else ""
-            cells.append(f"{_fmt(value)}{share}")
+            overlapped = name in medians[t] and value is None
+            cells.append("overlapped the batch" if overlapped else f"{_fmt(value)}{share}")
         rows.append(f"| {label} (`{name}`) | " + " | ".join(cells) + " |")
     rows.append("| **sum of the step medians** | " + " | ".join(
         f"**{totals[t]:.2f}**" for t in trees) + " |")
     return "\n".join(rows)
 
 
-def _step_medians(restarts: Sequence[Restart]) -> dict[str, float]:
+def _step_medians(restarts: Sequence[Restart]) -> dict[str, float | None]:
+    """Per step, the median over the restarts on whose way it was (``None``: it
+    overlapped the first ODS batch in most restarts)."""
     per = [r.steps() for r in restarts]
-    names = [n for n, _ in STEPS if any(n in p for p in per)]
-    return {n: statistics.median([p.get(n, 0.0) for p in per]) for n in names}
+    out: dict[str, float | None] = {}
+    for name in (n for n, _ in STEPS if any(n in p for p in per)):
+        on_way = [v for p in per if (v := p.get(name)) is not None]
+        off_way = sum(name in p and p[name] is None for p in per)
+        out[name] = None if off_way > len(on_way) else statistics.median(
+            [*on_way, *[0.0] * (len(per) - len(on_way) - off_way)] or [0.0])
+    return out
 
 
 def batch_table(runs: Mapping[str, Sequence[Restart]]) -> str:

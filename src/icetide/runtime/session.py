@@ -265,9 +265,13 @@ def spark_conf(
         # dead letters, write) and are then dropped: compressing them cost more than it
         # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
-        "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
+    if local_cores(spark.master) is None:  # executors in JVMs of their own fetch the jars
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    # A local master's executor is the driver JVM, whose class path has the jars already:
+    # listed in spark.jars too, its first task copied every one (52 MB) into a work
+    # directory and opened a class loader over the copies, on a restart's first batch.
     memory = spark.conf.get("spark.driver.memory", spark.driver_memory)
     conf.update(_cluster_conf(spark))
     conf.update(_one_machine_conf(spark.master, memory))

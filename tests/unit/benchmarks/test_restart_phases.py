@@ -11,6 +11,7 @@ from benchmarks.restart.phases import (
     headline,
     parse,
     step_seconds,
+    step_table,
 )
 
 LOG = f"""\
@@ -45,6 +46,21 @@ def test_steps_add_up_to_the_first_ods_commit_and_overlaps_count_zero() -> None:
     assert sum(steps.values()) == pytest.approx(9.0)
     overlapped = step_seconds({"cli": 101.0, "spark_session": 105.0, "sources": 103.0}, 100.0)
     assert overlapped == {"cli": 1.0, "spark_session": 4.0, "sources": 0.0}
+
+
+def test_steps_after_the_ods_batch_started_overlapped_it() -> None:
+    """A flow compiled while the ODS batch ran was not on the way to its commit."""
+    ends = {"spark_session": 104.0, f"compiled {ODS_FLOW}": 105.0,
+            f"first_batch {ODS_FLOW}": 105.5, "flows_compiled": 108.0,
+            "maintenance_schedule": 108.5, f"first_commit {ODS_FLOW}": 109.0}
+    steps = step_seconds(ends, spawned=100.0)
+    assert steps["flows_compiled"] is None and steps["maintenance_schedule"] is None
+    assert steps[f"first_batch {ODS_FLOW}"] == pytest.approx(0.5)
+    assert steps[f"first_commit {ODS_FLOW}"] == pytest.approx(3.5)
+    assert sum(v for v in steps.values() if v is not None) == pytest.approx(9.0)
+    runs = {"after": [Restart("after", 100.0, ends, {"ODS": 109.0})]}
+    assert "| the remaining flows compiled (analysis, DDL, CDC schemas) (`flows_compiled`) " \
+        "| overlapped the batch |" in step_table(runs)
 
 
 def test_the_first_batch_phases_come_with_its_commit_line() -> None:
