@@ -140,10 +140,14 @@ class PipelineRun:
 
         A flow whose input is a table of this pipeline that does not exist yet waits until
         the flow creating it has been compiled; the result is in dependency order. Done
-        once per run: a drain after a continuous run reuses the compiled flows.
+        once per run: a drain after a continuous run reuses the compiled flows (and
+        ``on_compiled`` gets each of them at once).
         """
         if self._compiled is None:
             self._compiled = self._compile_all(on_compiled)
+        elif on_compiled is not None:
+            for flow in self._compiled:
+                on_compiled(flow)
         return self._compiled
 
     def _compile_order(self) -> list[FlowSpec]:
