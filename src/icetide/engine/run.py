@@ -27,6 +27,7 @@ from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
 from icetide.engine.maintenance import MaintenanceSchedule
+from icetide.engine.order import depths
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 
 #: Flows compiled at once: their analysis, catalog and database calls overlap, and the
 #: first compiled start running while the others compile.
-COMPILE_THREADS = 3
+COMPILE_THREADS = 2
 
 
 def ship_pipeline_code(graph: PipelineGraph) -> None:
@@ -151,12 +152,16 @@ class PipelineRun:
         return self._compiled
 
     def _compile_order(self) -> list[FlowSpec]:
-        """The selected flows in run order, those whose table has a freshness target
-        first: their first batches are what a (re)start is waited for by."""
-        def untargeted(spec: FlowSpec) -> bool:
+        """The selected flows, those whose table has a freshness target first (their
+        first batches are what a (re)start is waited for by), the nearest to the sources
+        first among them (:mod:`icetide.engine.order`), else in run order."""
+        hops = depths(self.graph.flows, self.graph.tables)
+
+        def key(spec: FlowSpec) -> tuple[bool, int]:
             table = self.graph.tables.get(spec.target)
-            return FreshnessTarget.of(table, self.graph.spec.defaults).target_s is None
-        return sorted(self.flows, key=untargeted)
+            untargeted = FreshnessTarget.of(table, self.graph.spec.defaults).target_s is None
+            return untargeted, hops.get(spec.name, 0)
+        return sorted(self.flows, key=key)
 
     def _compile_all(self, on_compiled: Callable[[Flow], None] | None) -> list[Flow]:
         pending = self._compile_order()
