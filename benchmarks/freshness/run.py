@@ -70,7 +70,8 @@ class RunResult:
     window_s: float = 0.0  # the measured window's wall seconds
 
 
-def _settings(home: Path, bootstrap: str, store: S3Info | None) -> Settings:
+def lake_settings(home: Path, bootstrap: str, store: S3Info | None) -> Settings:
+    """The settings of a run's home: its broker, a free metastore port, the lake (local or S3)."""
     if store is None:
         return Settings(home=home, catalog=CatalogConfig(),
                         kafka=KafkaConfig(bootstrap=bootstrap),
@@ -113,16 +114,18 @@ def keep_log(home: Path, dest: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _pipeline(settings: Settings, shop: Any, src: Path, load: Load, once: bool = False
-              ) -> Iterator[subprocess.Popen[bytes]]:
+def pipeline_process(settings: Settings, shop: Any, src: Path, load: Load, once: bool = False,
+                     *, verbose: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+    """``icetide run`` of ``src``'s checkout's clickstream pipeline (``-v``: INFO logs), its
+    output appended to ``<home>/pipeline.log``; terminated at the end."""
     env = {**shop.pipeline_env(), **_storage_env(settings), **load.env,
            "ICETIDE_HOME": str(settings.home),
            "ICETIDE_KAFKA__BOOTSTRAP": str(settings.kafka.bootstrap),
            "ICETIDE_METASTORE__PORT": str(settings.metastore.port),
            "ICETIDE_SPARK__DRIVER_MEMORY": "4g", "PYTHONPATH": str(src)}
     pipeline = src.parent / "examples" / "clickstream"  # the checkout's own pipeline
-    cmd = [sys.executable, "-m", "icetide.cli", "run", str(pipeline),
-           "--conf", "clickstream.dims=cdc"]
+    cmd = [sys.executable, "-m", "icetide.cli", *(["-v"] if verbose else []), "run",
+           str(pipeline), "--conf", "clickstream.dims=cdc"]
     if load.trigger:
         cmd += ["--trigger-interval", str(load.trigger)]
     if once:
@@ -203,11 +206,11 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
     with _store(home, load.storage) as store, embedded_broker(load.broker, home / "broker"
                                                               ) as broker:
         bs = broker.bootstrap
-        settings = _settings(home, bs, store)
+        settings = lake_settings(home, bs, store)
         produce_clicks(bs, TOPIC, GenOptions(count=WARMUP_CLICKS, partitions=load.partitions,
                                              seed=1))
         with shop_database(settings, None) as shop:
-            with _pipeline(settings, shop, src, load) as proc:
+            with pipeline_process(settings, shop, src, load) as proc:
                 os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
                 catalog = pyiceberg_catalog(settings)
                 _wait_for_layers(catalog, proc)
@@ -249,7 +252,7 @@ def _reconcile(settings: Settings, shop: Any, src: Path, load: Load, clicks: int
     from icetide.devkit.demo.runner import reconcile_lake
     from icetide.runtime.session import get_spark
 
-    with _pipeline(settings, shop, src, load, once=True) as proc:
+    with pipeline_process(settings, shop, src, load, once=True) as proc:
         proc.wait()
     spark = get_spark(settings)
     return list(reconcile_lake(spark, settings.catalog.name, LakeCounts(clicks, 0), shop))

@@ -99,8 +99,10 @@ class Context:
                      trigger_interval: float | None = None) -> PipelineRun:
         """A run of the pipeline's flows (a context manager), for callers that drive it."""
         from icetide.engine.run import PipelineRun, select_flows
+        from icetide.runtime.startup import phase
 
         select_flows(self.graph, flows)  # a misspelt --flow is refused before Spark starts
+        phase("pipeline_loaded")
         return PipelineRun(self.spark, self.settings, self.graph, only=flows,
                            trigger_interval=trigger_interval)
 

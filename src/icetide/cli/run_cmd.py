@@ -15,6 +15,7 @@ from icetide.errors import listed
 from icetide.flows.loop import BatchResult
 from icetide.maintenance import MaintenanceReport
 from icetide.runtime.interrupt import request_stop
+from icetide.runtime.startup import phase
 
 
 def _written(result: BatchResult) -> str:
@@ -60,6 +61,7 @@ def run(pipeline_dir: Path, flows: tuple[str, ...], once: bool,
     commits its rows and source positions in one Iceberg commit, so a restart (even
     after kill -9) resumes exactly where the last commit stopped.
     """
+    phase("cli")  # the interpreter started and imported the command
     ctx = context_from(config_path, pipeline_dir, conf)
     if once:
         done = ctx.run(once=True, flows=flows, trigger_interval=trigger_interval,

@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
 from icetide.engine.maintenance import MaintenanceSchedule
+from icetide.engine.order import depths
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
 from icetide.engine.targets import ensure_table
@@ -37,6 +39,8 @@ from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 from icetide.pipelines.spec import FlowSpec, TableSpec
 from icetide.runtime.leases import lease_key, leases_for
+from icetide.runtime.startup import phase
+from icetide.runtime.warmup import warm_python_workers
 from icetide.sources.registry import build_sources
 
 if TYPE_CHECKING:
@@ -45,6 +49,10 @@ if TYPE_CHECKING:
     from icetide.maintenance import MaintenanceReport
 
 log = logging.getLogger(__name__)
+
+#: Flows compiled at once: their analysis, catalog and database calls overlap, and the
+#: first compiled start running while the others compile.
+COMPILE_THREADS = 2
 
 
 def ship_pipeline_code(graph: PipelineGraph) -> None:
@@ -85,6 +93,7 @@ class PipelineRun:
         self.graph = graph
         self.catalog = graph.spec.catalog or settings.catalog.name
         self.sources: dict[str, AnySource] = build_sources(graph, settings)
+        phase("sources")
         self.aliases = {name: src.key for name, src in self.sources.items()}
         self.flows = self._select(only)
         self._compiled: list[Flow] | None = None
@@ -125,35 +134,70 @@ class PipelineRun:
     def _compile(self, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:
         return compile_flow(self, spec)
 
-    def compile_all(self) -> list[Flow]:
-        """Compile every selected flow, producers before the flows that read their tables.
+    def compile_all(self, on_compiled: Callable[[Flow], None] | None = None) -> list[Flow]:
+        """Compile every selected flow, :data:`COMPILE_THREADS` at a time, the flows whose
+        table has a freshness target first; ``on_compiled`` gets each flow as soon as it
+        is compiled (in a compiling thread).
 
         A flow whose input is a table of this pipeline that does not exist yet waits until
         the flow creating it has been compiled; the result is in dependency order. Done
-        once per run: a drain after a continuous run reuses the compiled flows.
+        once per run: a drain after a continuous run reuses the compiled flows (and
+        ``on_compiled`` gets each of them at once).
         """
         if self._compiled is None:
-            self._compiled = self._compile_all()
+            self._compiled = self._compile_all(on_compiled)
+        elif on_compiled is not None:
+            for flow in self._compiled:
+                on_compiled(flow)
         return self._compiled
 
-    def _compile_all(self) -> list[Flow]:
-        pending, flows, inputs = list(self.flows), {}, {}
-        while pending:
-            waiting: list[FlowSpec] = []
-            for spec in pending:
-                try:
-                    flows[spec.name], inputs[spec.name] = self._compile(spec)
-                except MissingTable as exc:
-                    if exc.ident.split(".", 1)[1] not in self.graph.tables:
-                        raise
-                    waiting.append(spec)
-            if len(waiting) == len(pending):
-                raise PipelineError(
-                    f"flows {listed(f.name for f in waiting)} read pipeline tables that no flow "
-                    "creates: check for a cycle or a missing producer flow")
-            pending = waiting
+    def _compile_order(self) -> list[FlowSpec]:
+        """The selected flows, those whose table has a freshness target first (their
+        first batches are what a (re)start is waited for by), the nearest to the sources
+        first among them (:mod:`icetide.engine.order`), else in run order."""
+        hops = depths(self.graph.flows, self.graph.tables)
+
+        def key(spec: FlowSpec) -> tuple[bool, int]:
+            table = self.graph.tables.get(spec.target)
+            untargeted = FreshnessTarget.of(table, self.graph.spec.defaults).target_s is None
+            return untargeted, hops.get(spec.name, 0)
+        return sorted(self.flows, key=key)
+
+    def _compile_all(self, on_compiled: Callable[[Flow], None] | None) -> list[Flow]:
+        pending = self._compile_order()
+        flows: dict[str, Flow] = {}
+        inputs: dict[str, tuple[str, ...]] = {}
+        with ThreadPoolExecutor(COMPILE_THREADS, thread_name_prefix="compile") as pool:
+            while pending:
+                waiting = self._compile_round(pool, pending, flows, inputs, on_compiled)
+                if len(waiting) == len(pending):
+                    raise PipelineError(
+                        f"flows {listed(f.name for f in waiting)} read pipeline tables that no "
+                        "flow creates: check for a cycle or a missing producer flow")
+                pending = waiting
         order = self.graph.with_inputs(inputs).flow_order()
+        phase("flows_compiled")
         return [flows[name] for name in order if name in flows]
+
+    def _compile_round(self, pool: ThreadPoolExecutor, pending: list[FlowSpec],
+                       flows: dict[str, Flow], inputs: dict[str, tuple[str, ...]],
+                       on_compiled: Callable[[Flow], None] | None) -> list[FlowSpec]:
+        """Compile ``pending`` at once; the flows that must wait for a producer's table."""
+        futures = {pool.submit(self._compile, spec): spec for spec in pending}
+        waiting: list[FlowSpec] = []
+        for future in as_completed(futures):
+            spec = futures[future]
+            try:
+                flows[spec.name], inputs[spec.name] = future.result()
+            except MissingTable as exc:
+                if exc.ident.split(".", 1)[1] not in self.graph.tables:
+                    raise
+                waiting.append(spec)
+                continue
+            phase(f"compiled {spec.name}")
+            if on_compiled is not None:
+                on_compiled(flows[spec.name])
+        return waiting
 
     # -- driving ---------------------------------------------------------------------
     def freshness_target(self, flow: Flow) -> FreshnessTarget:
@@ -191,11 +235,37 @@ class PipelineRun:
         is set; the first flow error stops them all. ``on_maintained``: after each
         maintenance pass of a table the run writes."""
         with self.leases():
-            slots = self.slots(self.compile_all())
-            on_committed = track_runtime([slot.loop for slot in slots], on_batch)
-            DagScheduler(self.spark, slots, self.concurrency(), on_committed,
-                         self._record_error,
-                         maintenance=self._maintenance_schedule(on_maintained)).run(stop)
+            phase("leases")
+            warm_python_workers(self.spark, sorted({type(s).__module__
+                                                    for s in self.sources.values()}))
+            loops: list[FlowLoop] = []
+            scheduler = DagScheduler(self.spark, [], self.concurrency(),
+                                     track_runtime(loops, on_batch), self._record_error)
+            starter = threading.Thread(target=self._start_flows, name="compile-flows",
+                                       args=(scheduler, loops, on_maintained), daemon=True)
+            starter.start()
+            try:
+                scheduler.run(stop)
+            finally:
+                stop.set()
+                starter.join()
+
+    def _start_flows(self, scheduler: DagScheduler, loops: list[FlowLoop],
+                     on_maintained: Callable[[MaintenanceReport], None] | None) -> None:
+        """Each flow joins the running scheduler as soon as it is compiled (a restart's
+        first batches do not wait for every flow's analysis); table maintenance once
+        all are (never before the first batches)."""
+        def join(flow: Flow) -> None:
+            (slot,) = self.slots([flow])
+            track_runtime([slot.loop])  # the runtime in its markers from its first batch
+            loops.append(slot.loop)
+            scheduler.add([slot])
+        try:
+            self.compile_all(join)
+            scheduler.maintenance = self._maintenance_schedule(on_maintained)
+            phase("maintenance_schedule")
+        except BaseException as exc:  # the run stops with it, as with a flow's error
+            scheduler.fail(exc)
 
     def _maintenance_schedule(
             self, on_maintained: Callable[[MaintenanceReport], None] | None = None
@@ -226,7 +296,7 @@ class PipelineRun:
         outputs = {f.name: frozenset(f.writes()) for f in flows}
         link(slots, inputs, outputs)
         for slot in slots:
-            slot.writes = outputs[slot.name]
+            slot.writes, slot.reads = outputs[slot.name], inputs[slot.name]
         return slots
 
     def _record_error(self, loop: FlowLoop, exc: BaseException) -> None:

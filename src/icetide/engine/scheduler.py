@@ -44,6 +44,7 @@ from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
 from icetide.runtime.interrupt import Interrupted
+from icetide.runtime.startup import phase
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -96,8 +97,9 @@ class Slot:
     polls: bool
     downstream: list[Slot] = field(default_factory=list)
     upstream: list[Slot] = field(default_factory=list)
-    #: The lake tables its commits write (target and side tables).
+    #: The lake tables its commits write (target and side tables), and those it reads.
     writes: frozenset[str] = frozenset()
+    reads: frozenset[str] = frozenset()
     #: The spacing bound: the last committed batch's start + ``spacing``.
     next_start: float = 0.0
     #: When the inputs are looked at again without a commit upstream.
@@ -263,13 +265,47 @@ class DagScheduler:
         self._ended = False  # a batch ended since the scheduler last looked (under _wake)
         self._errors: list[BaseException] = []
         self.pools = pool_names(self.slots)
+        #: Slots handed in while the run goes on (:meth:`add`), admitted by its loop.
+        self._incoming: list[Slot] = []
+        #: Held while the slots' links change, and by a committed batch marking its
+        #: consumers dirty.
+        self._links = threading.Lock()
+
+    def add(self, slots: Sequence[Slot]) -> None:
+        """Join ``slots`` to a running scheduler (thread-safe): a flow compiled while the
+        flows compiled before it already run. The run's loop links them to their
+        producers and consumers (:func:`link` on every slot) before its next pick."""
+        with self._wake:
+            self._incoming.extend(slots)
+            self._ended = True
+            self._wake.notify_all()
+
+    def fail(self, exc: BaseException) -> None:
+        """Stop the run with ``exc`` (e.g. a flow that could not be compiled)."""
+        self._errors.append(exc)
+        self._notify()
+
+    def _admit(self) -> None:
+        with self._wake:
+            new, self._incoming = self._incoming, []
+        if not new:
+            return
+        every = [*self.slots, *new]
+        with self._links:
+            for slot in every:
+                slot.upstream, slot.downstream = [], []
+            link(every, {s.name: s.reads for s in every}, {s.name: s.writes for s in every})
+            self.slots = every
+            self.pools = pool_names(every)
 
     def run(self, stop: threading.Event) -> None:
         """Drive the DAG; raises the first flow error after the running batches ended."""
+        phase("scheduler")
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="flow") as pool, \
                 ThreadPoolExecutor(1, thread_name_prefix="maintenance") as maintenance_pool:
             running: list[Future[None]] = []
             while not stop.is_set() and not self._errors:
+                self._admit()
                 running = [f for f in running if not f.done()]
                 now = time.monotonic()
                 for slot in self._pick(now, self.concurrency - len(running)):
@@ -346,6 +382,7 @@ class DagScheduler:
         if self.spark is not None:  # FAIR pools: one heavy batch does not starve the rest
             self.spark.sparkContext.setLocalProperty("spark.scheduler.pool",
                                                      self.pools[slot.name])
+        phase(f"first_batch {slot.name}")
         try:
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)
@@ -368,7 +405,8 @@ class DagScheduler:
             slot.next_start = slot.next_poll = now + tried.retry_in
             return
         result = tried.result
-        slot.spacing = slot.next_spacing(result)
+        with self._links:  # the spacing reads the links (budgets up and down the DAG)
+            slot.spacing = slot.next_spacing(result)
         slot.behind = result is not None and not result.caught_up
         if slot.behind:
             slot.keep()
@@ -377,9 +415,12 @@ class DagScheduler:
             return
         slot.next_start = began + slot.spacing
         slot.next_poll = slot.next_start if slot.polls else now + slot.poll_gap()
-        for consumer in slot.downstream:
-            consumer.dirty = True
-            consumer.pending_since = min(consumer.pending_since, slot.batch_since)
+        with self._links:
+            for consumer in slot.downstream:
+                consumer.dirty = True
+                consumer.pending_since = min(consumer.pending_since, slot.batch_since)
+        phase(f"first_commit {slot.name}", detail=" ".join(
+            f"{k}={v:.2f}" for k, v in result.phases.items()))
         if self.on_batch is not None:
             self.on_batch(result)
 

@@ -8,12 +8,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
 from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import TableSpec
+from icetide.runtime.startup import phase
 from icetide.tables.changelog import changelog_ddl, changelog_table_name
 from icetide.tables.ddl import (
     APPEND_TABLE_PROPERTIES,
@@ -55,10 +57,23 @@ def partition_sql(table: TableSpec) -> list[str]:
     return [f"bucket({DEFAULT_BUCKETS}, {quote_ident(table.primary_key[0])})"]
 
 
+#: Flows are compiled concurrently (engine/run.py): two creating one namespace or table
+#: at once would race between Spark's "if not exists" check and the create.
+_DDL = threading.Lock()
+
+
 def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
                  columns: Sequence[tuple[str, str]]) -> None:
-    """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog)."""
+    """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog), one at a
+    time in the process."""
+    with _DDL:
+        _ensure_table(spark, ident, table, columns)
+
+
+def _ensure_table(spark: SparkSession, ident: str, table: TableSpec,
+                  columns: Sequence[tuple[str, str]]) -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
+    phase("catalog_connected")  # the first statement that asks the catalog
     keys = tuple(table.primary_key or ())
     # A primary-key table consumes `_op` (the merge engine applies it); an append table
     # stores whatever the flow produces, `_op` included.

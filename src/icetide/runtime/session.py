@@ -26,6 +26,7 @@ from icetide.runtime.jars import jar_cache
 from icetide.runtime.java import check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
 from icetide.runtime.pyenv import executor_python
+from icetide.runtime.startup import phase
 
 log = logging.getLogger(__name__)
 
@@ -264,9 +265,13 @@ def spark_conf(
         # dead letters, write) and are then dropped: compressing them cost more than it
         # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
-        "spark.jars": ",".join(str(j) for j in jars),
         "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
+    if local_cores(spark.master) is None:  # executors in JVMs of their own fetch the jars
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    # A local master's executor is the driver JVM, whose class path has the jars already:
+    # listed in spark.jars too, its first task copied every one (52 MB) into a work
+    # directory and opened a class loader over the copies, on a restart's first batch.
     memory = spark.conf.get("spark.driver.memory", spark.driver_memory)
     conf.update(_cluster_conf(spark))
     conf.update(_one_machine_conf(spark.master, memory))
@@ -293,9 +298,13 @@ def _alive(session: SparkSession) -> bool:
 def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     started = time.perf_counter()
     java = check_java()
+    phase("java_checked")
     jars = list(dict.fromkeys([*session_jars(settings), *extra_jars]))
+    phase("jars_listed")
     prepare_catalog(settings)
+    phase("catalog_service")
     python, python_conf = executor_python(settings)
+    phase("python_env")
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
@@ -313,12 +322,23 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
         ) from exc
     session.sparkContext.setLogLevel("WARN")
     memoize_java_names()
+    _jvm_phases(session)
     log.info(
         "SparkSession %s (catalog %s, %s) started in %.1fs",
         settings.spark.master, settings.catalog.name, settings.catalog.type,
         time.perf_counter() - started,
     )
     return session
+
+
+def _jvm_phases(session: SparkSession) -> None:
+    """The JVM's own start (after spark-submit's launcher), the SparkContext's, and now."""
+    jvm = session.sparkContext._jvm
+    if jvm is not None:
+        started = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()
+        phase("jvm_started", int(started) / 1000)
+    phase("spark_context", session.sparkContext.startTime / 1000)
+    phase("spark_session")
 
 
 def _spark_shaping(settings: Settings) -> Settings:

@@ -74,7 +74,7 @@ def test_the_stock_jars_of_the_pinned_list_are_on_the_class_path(spark: SparkSes
     assert jvm is not None
     pinned = load_spec().groups["iceberg"].parsed()[0]
     assert jvm.org.apache.iceberg.IcebergBuild.version() == pinned.version
-    assert pinned.file_name in spark.conf.get("spark.jars")
+    assert pinned.file_name in spark.conf.get("spark.driver.extraClassPath")
     for name in ("org.apache.iceberg.shaded.org.apache.hc.client5.http.impl.classic."
                  "HttpClientBuilder", "org.apache.iceberg.rest.RESTCatalog",
                  "org.apache.spark.sql.kafka010.KafkaSourceProvider"):

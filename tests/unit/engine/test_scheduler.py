@@ -20,6 +20,7 @@ from icetide.engine.scheduler import (
     link,
     pool_names,
 )
+from icetide.errors import PipelineError
 from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
@@ -347,3 +348,57 @@ def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:
     dws.take(102.0)
     scheduler._done(dws, Attempt(None, 1.0), began=102.0)  # failed: its input stays pending
     assert dws.pending_since == 90.0
+
+
+def _joining(slot: Slot, reads: str | None, writes: str) -> Slot:
+    slot.reads = frozenset({reads} if reads else set())
+    slot.writes = frozenset({writes})
+    return slot
+
+
+def test_flows_joining_a_running_scheduler_are_linked_to_their_producers() -> None:
+    """A restart starts each flow once it is compiled: the consumer compiled after its
+    producer committed still runs, and then runs right after the producer's commits."""
+    commits: dict[str, int] = {}
+
+    def source(n: int) -> BatchResult | None:
+        commits["a"] = n
+        return _result("a")
+
+    a = _Loop("a", None, source)
+    b = _Loop("b", "lake.a", _consumer("b", "a", commits))
+    slot_a = _joining(_slot(a, 0.3), None, "lake.a")
+    slot_b = _joining(_slot(b, 0.1), "lake.a", "lake.b")
+    stop = threading.Event()
+    scheduler = DagScheduler(None, [], 2, lambda r: None)
+    timer = threading.Timer(10.0, stop.set)
+    timer.start()
+    joins = threading.Timer(0.2, scheduler.add, args=([slot_a],))
+    late = threading.Timer(1.0, scheduler.add, args=([slot_b],))
+    for t in (joins, late):
+        t.start()
+
+    def enough() -> None:
+        while not stop.is_set():
+            if commits.get("b", 0) >= 3:
+                stop.set()
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=enough)
+    watcher.start()
+    try:
+        scheduler.run(stop)
+    finally:
+        timer.cancel()
+        watcher.join()
+    assert b.starts and b.starts[0] > a.starts[0]
+    assert slot_a.downstream == [slot_b] and slot_b.upstream == [slot_a]
+    assert not slot_b.polls  # fed by a flow of the run: started by its commits
+    assert commits["b"] >= 3
+
+
+def test_a_flow_that_cannot_be_compiled_stops_the_run() -> None:
+    scheduler = DagScheduler(None, [], 2)
+    threading.Timer(0.2, scheduler.fail, args=(PipelineError("flow x: bad schema"),)).start()
+    with pytest.raises(PipelineError, match="bad schema"):
+        scheduler.run(threading.Event())

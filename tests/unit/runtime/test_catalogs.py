@@ -144,7 +144,11 @@ def test_spark_conf_puts_jars_on_both_paths_and_user_conf_last(tmp_path: Path) -
     assert conf["spark.ui.enabled"] == "true"
     assert conf["spark.sql.defaultCatalog"] == "x"
     assert "spark.driver.bindAddress" not in conf  # only for local masters
-    assert spark_conf(Settings(home=tmp_path), jars)["spark.ui.enabled"] == "false"
+    local = spark_conf(Settings(home=tmp_path), jars)
+    assert local["spark.ui.enabled"] == "false"
+    # local: the executor is the driver JVM, the class path holds the jars; nothing copied
+    assert "spark.jars" not in local
+    assert local["spark.driver.extraClassPath"] == "/a/one.jar:/b/two.jar"
 
 
 def test_spark_conf_caches_enough_generated_classes_for_a_pipeline(tmp_path: Path) -> None:
