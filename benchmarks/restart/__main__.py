@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     print(headline(runs))
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section(TITLE, body)}")
+        print(f"written to {append_section(TITLE, body, headline=headline(runs))}")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,13 @@ _PROBE: dict[str, Any] = {"fetch.wait.max.ms": 10, "queued.min.messages": 1,
                           "fetch.message.max.bytes": 65536, "log_level": 0}
 
 
+def known(low: int, high: int) -> bool:
+    """Whether librdkafka's cached watermarks are real: they read -1001 while unknown and
+    -1 until the first fetch response carries them (Apache Kafka, under load: a restarted
+    pipeline once committed the position ``-1`` from them)."""
+    return _OFFSET_INVALID not in (low, high) and min(low, high) >= 0
+
+
 class WatermarkClient:
     """Lists a topic's partitions and their watermarks, retrying while the broker is away.
 
@@ -127,7 +134,7 @@ class WatermarkClient:
                 for part in set(parts) - set(marks):
                     low, high = probe.get_watermark_offsets(TopicPartition(self.topic, part),
                                                             cached=True)
-                    if _OFFSET_INVALID not in (low, high):
+                    if known(low, high):
                         marks[part] = (low, high)
         return self._tail_result(parts, marks)
 

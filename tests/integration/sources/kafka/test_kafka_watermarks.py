@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from kafka_test_helpers import capture, produce_exact
+from tests.brokers import APACHE
 
 from icetide.errors import SourceError
 from icetide.sources.kafka.watermarks import WatermarkClient
@@ -48,3 +49,20 @@ def test_missing_topic_names_the_fix(broker: str) -> None:
     client = WatermarkClient("no-such-topic-wm", broker, request_timeout=5.0)
     with pytest.raises(SourceError, match=r"does not exist.*icetide gen clicks"):
         client.watermarks()
+
+
+@APACHE
+def test_a_new_clients_first_look_up_on_apache_kafka_gives_real_marks(
+    broker: str, kafka_topic: Callable[..., str]
+) -> None:
+    """Apache Kafka: librdkafka's cached watermarks read -1 until the first fetch response
+    carries them; a first look-up by a new client (a restarted pipeline) never returns
+    them as marks (that made a committed position ``-1`` after a kill -9)."""
+    topic = kafka_topic(partitions=4)
+    produce_exact(broker, topic, {0: 30, 1: 20, 2: 10, 3: 0}, batch=10)
+    for _ in range(5):
+        client = WatermarkClient(topic, broker, request_timeout=5.0)
+        try:
+            assert client.watermarks() == {0: (0, 30), 1: (0, 20), 2: (0, 10), 3: (0, 0)}
+        finally:
+            client.close()
