@@ -81,7 +81,12 @@ class KafkaSource(Source[KafkaPosition]):
         self.lag_retry = RetryPolicy(max_backoff=1.0, patience=min(retry_patience or 10.0, 10.0))
         self.client = WatermarkClient(topic, self.bootstrap, self.properties, retry,
                                       request_timeout)
+        self.config = kafka
         self.reader = batch_reader(reader or kafka.reader, self.bootstrap, kafka, slice_size)
+
+    def use_reader(self, kind: ReaderKind) -> None:
+        """Read the following batches with ``kind`` (e.g. to compare both in one run)."""
+        self.reader = batch_reader(kind, self.bootstrap, self.config, self.slice_size)
 
     def _encode(self, offsets: Mapping[int, int]) -> KafkaPosition:
         """A position: offsets per partition plus the cluster they belong to."""

@@ -40,7 +40,7 @@ def rows(frame: object) -> list[Row]:
     from pyspark.sql import DataFrame
 
     assert isinstance(frame, DataFrame)
-    order = [c for c in ("_partition", "partition") if c in frame.columns][0]
+    order = next(c for c in ("_partition", "partition") if c in frame.columns)
     offset = "_offset" if order == "_partition" else "offset"
     return frame.orderBy(order, offset).collect()
 
