@@ -2,9 +2,9 @@
 confluent-kafka :class:`~icetide.sources.kafka.reader.SliceReader` in ``mapInArrow``,
 decoding the JSON values in the task (:mod:`.arrow_decode`) where the schema allows it.
 
-Removing the Python reader is removing this module, :mod:`.reader`,
-:mod:`.arrow_decode` and :mod:`.struct_decode` (and the ``python`` branch of
-:func:`~icetide.sources.kafka.source.batch_reader`).
+Removing the Python reader is removing this module, :mod:`.reader`, :mod:`.task_decode`,
+:mod:`.arrow_decode` and :mod:`.struct_decode` (with their tests, and the ``python``
+branch of :func:`~icetide.sources.kafka.source.batch_reader`).
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ class PythonReader:
                 end: Mapping[int, int], schema: StructType,
                 required: Sequence[str]) -> DataFrame:
         """Decoded in the reader tasks; Spark parses only the records they defer."""
-        from icetide.sources.kafka import decode
+        from icetide.sources.kafka import task_decode
+        from icetide.sources.kafka.decode import decode_json
 
-        decoder = decode.python_decoder(schema, required)
+        decoder = task_decode.python_decoder(schema, required)
         if decoder is None:
-            return decode.decode_json(self.raw(spark, topic, start, end), schema, required)
+            return decode_json(self.raw(spark, topic, start, end), schema, required)
         reader = dataclasses.replace(self.tasks, decoder=decoder)
         frame = read_batch(spark, topic, start, end, reader, self.slice_size,
-                           decode.reader_schema(schema))
-        return decode.finish_decoded(frame, schema, required)
+                           task_decode.reader_schema(schema))
+        return task_decode.finish_decoded(frame, schema, required)
