@@ -38,6 +38,7 @@ _LOGIN = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
           "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
           "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
 _CREDENTIALS = ("sasl.username", "sasl.password")
+_warned: set[frozenset[str]] = set()  # ignored settings already named in a warning
 
 
 def java_options(bootstrap: str, properties: Mapping[str, str]) -> dict[str, str]:
@@ -62,7 +63,8 @@ def java_options(bootstrap: str, properties: Mapping[str, str]) -> dict[str, str
                 "(ICETIDE_KAFKA__READER=python) to read with librdkafka, or drop it")
         else:
             dropped.append(name)
-    if dropped:
+    if dropped and frozenset(dropped) not in _warned:  # once, not on every status poll
+        _warned.add(frozenset(dropped))
         log.warning("kafka.properties %s are librdkafka settings without a Java client "
                     "counterpart: kafka.reader=jvm ignores them", ", ".join(sorted(dropped)))
     if "security.protocol" in java:

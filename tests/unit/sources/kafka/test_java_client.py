@@ -50,6 +50,9 @@ def test_reader_internals_are_dropped_and_tuning_is_ignored_with_a_warning(
                                    "fetch.queue.backoff.ms": "10"})
     assert options == {"kafka.bootstrap.servers": "b:1", "kafka.isolation.level": "read_committed"}
     assert "fetch.queue.backoff.ms" in caplog.text and "ignores" in caplog.text
+    caplog.clear()
+    java_options("b:2", {"fetch.queue.backoff.ms": "20"})
+    assert "fetch.queue.backoff.ms" not in caplog.text  # named once per process
 
 
 @pytest.mark.parametrize(("properties", "named"), [
