@@ -15,10 +15,9 @@ and no consumer group is joined. The values are decoded by ``from_json`` in the 
 * Tasks: as many as :func:`~icetide.sources.kafka.layout.task_count` says — short
   partition ranges share a task (``coalesce``, so a batch writes one file per task
   slot, not per Kafka partition) and long ones are split (``minPartitions``).
-* ``kafkaConsumer.pollTimeoutMs`` bounds one poll: a range that ends in invisible records
-  (an aborted transaction at the log's end) waits that long for records that never come;
-  a broker silent for that long fails the batch (retried by the flow loop, whose
-  planning waits for the broker).
+* ``kafkaConsumer.pollTimeoutMs`` bounds one poll (Spark's default is
+  ``spark.network.timeout``, 120 s): a broker silent for that long fails the batch, which
+  the flow loop retries, its planning waiting for the broker with backoff.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from icetide.sources.kafka.client import READER_GROUP
 from icetide.sources.kafka.java_client import java_options
 from icetide.sources.kafka.layout import (
     DEFAULT_SLICE_SIZE,
@@ -55,6 +55,9 @@ def source_options(topic: str, planned: Ranges, tasks: int) -> dict[str, str]:
         "endingOffsets": json.dumps({topic: {str(p): r[1] for p, r in planned.items()}}),
         "failOnDataLoss": "true",
         "kafkaConsumer.pollTimeoutMs": str(POLL_TIMEOUT_MS),
+        # Spark's group ids are <prefix>-<uuid>: one prefix for ACLs and broker logs
+        # (nothing is committed under them, no group is joined)
+        "groupIdPrefix": READER_GROUP,
     }
     if tasks > len(planned):
         options["minPartitions"] = str(tasks)

@@ -29,6 +29,7 @@ def test_source_options_name_every_range_end_exclusive() -> None:
     assert json.loads(options["startingOffsets"]) == {"clicks": {"0": 5, "2": 0}}
     assert json.loads(options["endingOffsets"]) == {"clicks": {"0": 9, "2": 3}}
     assert options["failOnDataLoss"] == "true"
+    assert options["groupIdPrefix"] == "icetide-reader"
     assert options["kafkaConsumer.pollTimeoutMs"] == str(POLL_TIMEOUT_MS)
     assert "minPartitions" not in options
     assert source_options("t", {0: (0, 900)}, tasks=3)["minPartitions"] == "3"
