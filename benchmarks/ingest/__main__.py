@@ -1,7 +1,9 @@
 """``python -m benchmarks.ingest``: Kafka ingest, side by side on one topic in one run.
 
 (a) raw confluent-kafka consume + orjson decode in one process — the source's ceiling;
-(b) icetide: Kafka → ``ods_behavior.clickevent`` (examples/clickstream, Spark + Iceberg);
+(b) icetide: Kafka → ``ods_behavior.clickevent`` (examples/clickstream, Spark + Iceberg),
+    once per reader of ``--readers`` (``kafka.reader``: ``jvm``, Spark's Kafka source;
+    ``python``, confluent-kafka tasks), each over its own ``--events`` new events;
 (c) a pyiceberg-only Python ingester doing the same job without Spark;
 plus freshness: produce time → visible in a query (the Iceberg commit), p50/p99, while
 the flow runs continuously at a steady produce rate.
@@ -41,6 +43,7 @@ from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake.commit import iter_ancestor_summaries
 from icetide.model.markers import Marker
 from icetide.runtime.metastore.service import stop_metastore
+from icetide.sources.kafka.source import KafkaSource
 from icetide.sources.kafka.watermarks import WatermarkClient
 
 if TYPE_CHECKING:
@@ -63,8 +66,25 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fresh-seconds", type=float, default=60.0)
     p.add_argument("--fresh-rate", type=float, default=10_000.0, help="events/s produced")
     p.add_argument("--trigger", type=float, default=1.0, help="trigger interval, seconds")
+    p.add_argument("--readers", type=_readers, default=("jvm", "python"),
+                   help="kafka.reader values (b) runs with, in order (default: jvm,python)")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     return p.parse_args(argv)
+
+
+def _readers(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if not kinds or set(kinds) - {"jvm", "python"} or len(set(kinds)) < len(kinds):
+        raise argparse.ArgumentTypeError(f"--readers {text!r}: list jvm and/or python once, "
+                                         "e.g. jvm,python")
+    return kinds
+
+
+def _use_reader(flow: Flow, kind: str) -> None:
+    """Make the flow's Kafka sources read the following batches with reader ``kind``."""
+    for src in flow.sources.values():
+        if isinstance(src, KafkaSource):
+            src.use_reader("jvm" if kind == "jvm" else "python")
 
 
 def _flow(home: Path, bootstrap: str, max_records: int) -> tuple[SparkSession, Flow]:
@@ -122,16 +142,24 @@ def _freshness(spark: SparkSession, flow: Flow, bootstrap: str,
 
 
 @dataclass(frozen=True)
+class Run:
+    """(b) with one reader over ``--events`` new events."""
+
+    reader: str
+    rate: float  # events/s
+    batches: int
+    jit_seconds: float  # CPU the JVM's JIT compiler used during it
+    cpu: Mapping[str, float]  # CPU seconds per process role
+
+
+@dataclass(frozen=True)
 class Pass:
-    """One timed pass of every path over the same topic, events/s."""
+    """One timed pass of every path over the same topic, events/s; (b) once per reader."""
 
     raw: float
-    icetide: float
+    runs: list[Run]
     peer: float
-    batches: int
-    jit_seconds: float  # CPU the JVM's JIT compiler used during icetide's pass
-    cpu: Mapping[str, float]  # CPU seconds per process role during (b)
-    peer_cpu: Mapping[str, float]  # ... and during (c)
+    peer_cpu: Mapping[str, float]  # CPU seconds per process role during (c)
 
 
 def _jit_ms(spark: SparkSession) -> int:
@@ -155,70 +183,93 @@ def _meter(spark: SparkSession, broker_pid: int | None) -> CpuMeter:
 
 
 def _pass(spark: SparkSession, flow: Flow, bootstrap: str, peer_dir: Path,
-          since: Mapping[int, int] | None, meter: CpuMeter) -> Pass:
+          since: Mapping[int, int] | None, meter: CpuMeter, a: argparse.Namespace) -> Pass:
     """(a) and (c) over the topic from ``since`` (else all of it), then (b) over what it
-    has not committed yet: the same events."""
+    has not committed yet: the same events; then (b) with each further reader over
+    ``a.events`` events produced for it."""
     raw = raw_consume(bootstrap, TOPIC, since=since)
     meter.start()
     peer = pyiceberg_ingest(bootstrap, TOPIC, peer_dir, since=since)
     peer_cpu = meter.stop()
+    runs: list[Run] = []
+    for i, kind in enumerate(a.readers):
+        if i:
+            produce_clicks(bootstrap, TOPIC, GenOptions(count=a.events, seed=100 + i))
+        runs.append(_run(spark, flow, kind, meter))
+    return Pass(raw.rate, runs, peer, peer_cpu)
+
+
+def _run(spark: SparkSession, flow: Flow, kind: str, meter: CpuMeter) -> Run:
+    """(b) with reader ``kind`` until caught up."""
+    _use_reader(flow, kind)
     jit, began = _jit_ms(spark), time.perf_counter()
     meter.start()
     results = FlowLoop(spark, flow).run_until_caught_up()
     seconds = time.perf_counter() - began
     cpu = meter.stop()
-    icetide = sum(r.rows_in for r in results) / seconds
-    return Pass(raw.rate, icetide, peer, len(results), (_jit_ms(spark) - jit) / 1000,
-                cpu, peer_cpu)
+    rate = sum(r.rows_in for r in results) / seconds
+    return Run(kind, rate, len(results), (_jit_ms(spark) - jit) / 1000, cpu)
 
 
 def _cpu_table(passes: list[Pass], events: int) -> str:
     """CPU seconds per 1,000,000 events, per process role, of (b) and (c)."""
     per = 1_000_000 / events
-    rows = [f"| {i} | {r.cpu['jvm'] * per:.2f} (JIT {r.jit_seconds * per:.2f}) "
+    rows = [f"| {i} | {r.reader} | {r.cpu['jvm'] * per:.2f} (JIT {r.jit_seconds * per:.2f}) "
             f"| {r.cpu['workers'] * per:.2f} | {r.cpu['python'] * per:.2f} "
             f"| {r.cpu['broker'] * per:.2f} | {sum(r.cpu.values()) * per:.2f} "
-            f"| {r.peer_cpu['python'] * per:.2f} | {r.peer_cpu['broker'] * per:.2f} "
-            f"| {(r.peer_cpu['python'] + r.peer_cpu['broker']) * per:.2f} |"
-            for i, r in enumerate(passes, 1)]
+            f"| {p.peer_cpu['python'] * per:.2f} | {p.peer_cpu['broker'] * per:.2f} "
+            f"| {(p.peer_cpu['python'] + p.peer_cpu['broker']) * per:.2f} |"
+            for i, p in enumerate(passes, 1) for r in p.runs]
     return "\n".join([
         "CPU seconds per 1,000,000 events (Linux /proc), per process:\n",
-        "| pass | (b) Spark JVM | (b) Python workers | (b) driver | (b) broker | (b) all "
-        "| (c) peer | (c) broker | (c) all |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
+        "| pass | (b) reader | (b) Spark JVM | (b) Python workers | (b) driver | (b) broker "
+        "| (b) all | (c) peer | (c) broker | (c) all |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
 
 
 def _table(passes: list[Pass]) -> str:
-    rows = [f"| {i}{' (new process)' if i == 1 else ''} | {r.raw:,.0f} | {r.icetide:,.0f} "
-            f"| {r.peer:,.0f} | {r.icetide / r.raw:.2f} | {r.icetide / r.peer:.2f} "
-            f"| {r.batches} | {r.jit_seconds:.1f} s |" for i, r in enumerate(passes, 1)]
+    rows = [f"| {i}{' (new process)' if i == 1 else ''} | {p.raw:,.0f} | {r.reader} "
+            f"| {r.rate:,.0f} | {p.peer:,.0f} | {r.rate / p.raw:.2f} | {r.rate / p.peer:.2f} "
+            f"| {r.batches} | {r.jit_seconds:.1f} s |"
+            for i, p in enumerate(passes, 1) for r in p.runs]
     return "\n".join([
-        "| pass | (a) raw, events/s | (b) icetide, events/s | (c) peer, events/s | (b)/(a) "
-        "| (b)/(c) | (b) micro-batches | JIT compiler CPU during (b) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
+        "| pass | (a) raw, events/s | (b) reader | (b) icetide, events/s | (c) peer, events/s "
+        "| (b)/(a) | (b)/(c) | (b) micro-batches | JIT compiler CPU during (b) |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |", *rows])
 
 
-def _body(a: argparse.Namespace, passes: list[Pass], gen_rate: float, lat: np.ndarray) -> str:
+def _sustained(last: Pass) -> str:
+    return "; ".join(f"(b) {r.reader} {r.rate:,.0f} events/s = {r.rate / last.raw:.2f} × (a), "
+                     f"{r.rate / last.peer:.2f} × (c)" for r in last.runs)
+
+
+def _fresh(a: argparse.Namespace, kind: str, lat: np.ndarray) -> str:
     p50, p99 = (float(np.percentile(lat, q)) for q in (50, 99))
-    last = passes[-1]
+    return (f"{kind}: {len(lat):,} events, p50 {p50:.2f}s ({p50 / a.trigger:.1f} × trigger), "
+            f"p99 {p99:.2f}s ({p99 / a.trigger:.1f} × trigger)")
+
+
+def _body(a: argparse.Namespace, passes: list[Pass], gen_rate: float,
+          lats: Mapping[str, np.ndarray]) -> str:
+    fresh = "; ".join(_fresh(a, kind, lat) for kind, lat in lats.items())
     return f"""Command: `python -m benchmarks.ingest --events {a.events} --partitions \
 {a.partitions} --max-records {a.max_records} --passes {a.passes} --fresh-rate \
-{a.fresh_rate:.0f} --trigger {a.trigger} --broker {a.broker}`
+{a.fresh_rate:.0f} --trigger {a.trigger} --broker {a.broker} --readers {",".join(a.readers)}`
 
 (a) raw confluent-kafka consume + orjson decode, 1 process; (b) icetide Kafka → \
-`ods_behavior.clickevent`; (c) pyiceberg-only Python ingester. Each pass: {a.events:,} new \
-events, read by every path.
+`ods_behavior.clickevent` per reader (`kafka.reader`: jvm = Spark's Kafka source, python = \
+confluent-kafka tasks); (c) pyiceberg-only Python ingester. Each pass: {a.events:,} new \
+events, read by (a), (c) and the first reader; each further reader reads {a.events:,} more.
 
 {_table(passes)}
 
 {_cpu_table(passes, a.events)}
 
-Sustained (pass {len(passes)}): (b) {last.icetide:,.0f} events/s = {last.icetide / last.raw:.2f} × \
-(a), {last.icetide / last.peer:.2f} × (c). Generator: {gen_rate:,.0f} events/s produced.
+Sustained (pass {len(passes)}): {_sustained(passes[-1])}. Generator: {gen_rate:,.0f} \
+events/s produced.
 
 Freshness at {a.fresh_rate:,.0f} events/s with a {a.trigger:g}s trigger (produce time → \
-Iceberg commit that makes the event visible), {len(lat):,} events: p50 {p50:.2f}s \
-({p50 / a.trigger:.1f} × trigger), p99 {p99:.2f}s ({p99 / a.trigger:.1f} × trigger).
+Iceberg commit that makes the event visible): {fresh}.
 """
 
 
@@ -231,7 +282,7 @@ def _passes(spark: SparkSession, flow: Flow, bootstrap: str, a: argparse.Namespa
     for i in range(1, a.passes + 1):
         gen = produce_clicks(bootstrap, TOPIC, GenOptions(count=a.events, seed=1 + i))
         rate = rate or gen.rate
-        passes.append(_pass(spark, flow, bootstrap, tmp / f"peer-{i}", since, meter))
+        passes.append(_pass(spark, flow, bootstrap, tmp / f"peer-{i}", since, meter, a))
         marks = WatermarkClient(TOPIC, bootstrap).watermarks()
         since = {p: high for p, (_, high) in marks.items()}
     return passes, rate
@@ -244,11 +295,18 @@ def main(argv: list[str] | None = None) -> None:
         bs = broker.bootstrap
         produce_clicks(bs, TOPIC, GenOptions(count=20_000, partitions=a.partitions, seed=1))
         spark, flow = _flow(Path(tmp) / "home", bs, a.max_records)
-        FlowLoop(spark, flow).run_until_caught_up()  # Python workers, first plans
+        for i, kind in enumerate(a.readers):  # first plans, Python workers, each reader's JIT
+            if i:
+                produce_clicks(bs, TOPIC, GenOptions(count=20_000, seed=50 + i))
+            _use_reader(flow, kind)
+            FlowLoop(spark, flow).run_until_caught_up()
         passes, rate = _passes(spark, flow, bs, a, Path(tmp), _meter(spark, broker.pid))
-        lat = _freshness(spark, flow, bs, a)
+        lats = {}
+        for kind in a.readers:
+            _use_reader(flow, kind)
+            lats[kind] = _freshness(spark, flow, bs, a)
         stop_metastore(Settings(home=Path(tmp) / "home"))  # the home's catalog service
-    body = _body(a, passes, rate, lat)
+    body = _body(a, passes, rate, lats)
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('Ingest (benchmarks/ingest)', body)}")

@@ -127,3 +127,11 @@ def test_kafka_client_secrets_come_from_the_environment(tmp_path: Path) -> None:
         env = "ICETIDE_KAFKA__PROPERTIES__" + key.upper().replace(".", "_")
         with pytest.raises(ConfigError, match=rf"'kafka.properties.{key}'.*{env}"):
             load_settings(cfg, environ={})
+
+
+def test_kafka_reader_defaults_to_jvm_and_the_environment_picks_python() -> None:
+    assert load_settings(None, environ={}).kafka.reader == "jvm"
+    s = load_settings(None, environ={"ICETIDE_KAFKA__READER": "python"})
+    assert s.kafka.reader == "python"
+    with pytest.raises(ConfigError, match=r"(?s)ICETIDE_KAFKA__READER.*rust"):
+        load_settings(None, environ={"ICETIDE_KAFKA__READER": "rust"})

@@ -209,6 +209,9 @@ class KafkaConfig(_Section):
     #: null: for ever). A continuous run keeps retrying after it, logging each failure.
     retry_timeout: Duration | None = Field(default=300.0, gt=0)
     properties: dict[str, str] = Field(default_factory=dict)
+    #: Who reads a batch's offsets: ``jvm`` (Spark's Kafka source, ``from_json`` decoding)
+    #: or ``python`` (confluent-kafka in ``mapInArrow`` tasks, decoding in the task).
+    reader: Literal["jvm", "python"] = "jvm"
 
 
 class FlowsConfig(_Section):

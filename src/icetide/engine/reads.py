@@ -46,7 +46,7 @@ def read_json(
         raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
     key = ctx.aliases.get(source, source)
     src = ctx.sources.get(key)
-    if isinstance(src, KafkaSource):  # decoded inside the reader tasks
+    if isinstance(src, KafkaSource):  # its reader decodes (kafka.reader: jvm or python)
         ctx.accessed.add(key)
         frame = src.read_json(ctx.spark, ctx.batches[key], struct, required)
     else:  # (read_source also raises for an undeclared source)

@@ -87,6 +87,10 @@ logger.thriftcli.level = error
 # Spark's table copies (one per task and broadcast) are never closed by Iceberg itself
 logger.s3fileio.name = org.apache.iceberg.aws.s3.S3FileIO
 logger.s3fileio.level = error
+# Spark's Kafka source (kafka.reader=jvm) hands its consumer settings to the admin client
+# that lists partitions, which warns on every batch that they "were supplied but are not used"
+logger.kafkaadminconfig.name = org.apache.kafka.clients.admin.AdminClientConfig
+logger.kafkaadminconfig.level = error
 """
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 

@@ -7,7 +7,7 @@ where that provably gives what the path below gives); the others go through ``or
 dicts, one record at a time, as described here. It accepts only what it can prove Spark's
 ``from_json`` (PERMISSIVE, the options of :mod:`.decode`) would accept *with the same
 values*; everything else is **deferred**: the record keeps its raw bytes and
-:func:`icetide.sources.kafka.decode.finish_decoded` parses it with Spark exactly as
+:func:`icetide.sources.kafka.task_decode.finish_decoded` parses it with Spark exactly as
 before — valid after all, or a dead letter with Spark's reason. So what is valid and
 what is dead-lettered, and why, cannot drift from the JVM path; rejected records (rare)
 cost what they always did.

@@ -1,10 +1,9 @@
 """Decode Kafka JSON values into typed columns, splitting off malformed rows.
 
-Fast path (:func:`finish_decoded`): the reader task already decoded the values with
-:class:`~icetide.sources.kafka.arrow_decode.JsonDecoder`; only the records it deferred
-(malformed, wrong types, or anything it cannot prove Spark reads the same way) go
-through the Spark parse below, so both paths share one definition of valid and one set
-of reasons. Schemas the Python decoder does not handle use :func:`decode_json` alone.
+``kafka.reader=jvm`` decodes every batch with :func:`decode_json` (Spark's ``from_json``
+in the JVM). ``kafka.reader=python`` decodes in its reader tasks and parses only the
+records they defer with the same functions (:mod:`.task_decode`), so both readers share
+one definition of valid and one set of reasons.
 
 :func:`parse_json` parses ``value`` with Spark's ``from_json`` in PERMISSIVE mode with a
 corrupt-record column: a record that is not a JSON object, is truncated, or has a value
@@ -22,9 +21,9 @@ for rejected rows only), and both derive from ``df_raw``. When consuming both, e
 persist ``df_raw`` (2 parses per row) or persist the frame of
 :func:`decode_json` and split it with :func:`split_decoded` (1 parse per row).
 ``from_json`` alone did 70-100k rows/s on 2 shared cores; in a batch profile of 400k
-click events it took 4.3 of 6.3 s (read + decode), hence the fast path above: the
-reader tasks decode with orjson at ~200k records/s per core, and Spark's parser
-(any Spark type, Spark's semantics) runs only for deferred records.
+click events it took 4.3 of 6.3 s (read + decode) with the Python reader, hence its
+in-task decoding (orjson, ~200k records/s per core; Spark's parser only for deferred
+records).
 
 Spark semantics kept on purpose: a string field accepts any JSON value (a number
 ``513248`` becomes ``"513248"``); trailing text after a complete object
@@ -37,7 +36,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from icetide.errors import SourceError, listed
-from icetide.sources.kafka.arrow_decode import TAIL_FIELDS, JsonDecoder
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -49,25 +47,30 @@ INVALID_COLUMNS = ("value", "topic", "partition", "offset", "timestamp", "error"
 _SHOWN = 40  # characters of a bad value quoted in an error
 
 
-def _check(schema: StructType, required: Sequence[str]) -> None:
+def check_schema(schema: StructType, required: Sequence[str],
+                 reserved: Sequence[str] = ()) -> None:
+    """Raise unless every ``required`` field is in ``schema`` and no field is named like a
+    column the decoding adds (or one of ``reserved``)."""
     names = set(schema.fieldNames())
     missing = [r for r in required if r not in names]
     if missing:
         raise SourceError(
             f"required fields {listed(missing)} are not in the schema (fields: "
             f"{listed(sorted(names))}): fix the `required` list or add the fields to the schema")
-    clash = names & {CORRUPT, *META_COLUMNS, *(n for n, _ in TAIL_FIELDS), "_p", "_fence"}
+    clash = names & {CORRUPT, *META_COLUMNS, *reserved, "_p", "_fence"}
     if clash:
         raise SourceError(
             f"schema fields {listed(sorted(clash))} clash with columns parse_json adds: "
             "rename them")
 
 
-def _options() -> dict[str, str]:
+def json_options() -> dict[str, str]:
+    """``from_json`` options: PERMISSIVE, the corrupt record in :data:`CORRUPT`."""
     return {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
 
 
-def _with_corrupt(fields: Sequence[StructField]) -> StructType:
+def with_corrupt(fields: Sequence[StructField]) -> StructType:
+    """``fields`` plus the :data:`CORRUPT` string column."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     return StructType([*fields, StructField(CORRUPT, StringType())])
@@ -82,11 +85,11 @@ def decode_json(df_raw: DataFrame, schema: StructType, required: Sequence[str] =
     """
     from pyspark.sql import functions as F
 
-    _check(schema, required)
+    check_schema(schema, required)
     text = F.col("value").cast("string")
     parsed = df_raw.select(
         "value", "topic", "partition", "offset", "timestamp",
-        F.from_json(text, _with_corrupt(schema.fields), _options()).alias("_p"),
+        F.from_json(text, with_corrupt(schema.fields), json_options()).alias("_p"),
         # Nondeterministic on purpose: it keeps the optimizer from pushing filters below
         # this projection, which would copy from_json into every predicate and parse each
         # row once per required field (measured: ~6 parses per valid row).
@@ -102,69 +105,6 @@ def decode_json(df_raw: DataFrame, schema: StructType, required: Sequence[str] =
         F.col("offset").alias("_offset"), F.col("timestamp").alias("_kafka_ts"),
         F.col("value").alias("_value"),
         F.when(ok, F.lit(None)).otherwise(explain_error(text, schema, required)).alias("_error"),
-    )
-
-
-def python_decoder(schema: StructType, required: Sequence[str] = ()) -> JsonDecoder | None:
-    """The in-task decoder for ``schema``, or ``None`` if its types need Spark's parser."""
-    _check(schema, required)
-    fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
-    return JsonDecoder.for_fields(fields, required)
-
-
-def reader_schema(schema: StructType) -> StructType:
-    """What a reader task with a :class:`JsonDecoder` for ``schema`` yields."""
-    from pyspark.sql.types import (
-        BinaryType,
-        BooleanType,
-        IntegerType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-        TimestampType,
-    )
-
-    tail = [StringType(), IntegerType(), LongType(), TimestampType(), BinaryType(),
-            BooleanType()]
-    return StructType([*(StructField(f.name, f.dataType) for f in schema.fields),
-                       *(StructField(n, t) for (n, _), t in zip(TAIL_FIELDS, tail, strict=True))])
-
-
-def _ref(name: str) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
-def finish_decoded(frame: DataFrame, schema: StructType,
-                   required: Sequence[str] = ()) -> DataFrame:
-    """A :func:`decode_json` frame from a reader-decoded ``frame`` (:func:`reader_schema`).
-
-    Rows the reader decoded keep its values (``_error`` null); deferred rows are parsed
-    and, if rejected, explained by Spark exactly as in :func:`decode_json`. ``from_json``
-    sits in a ``CASE WHEN _deferred`` branch, so ordinary rows never run it.
-    """
-    from pyspark.sql import functions as F
-
-    _check(schema, required)
-    deferred = F.col("_deferred")
-    text = F.col("_value").cast("string")
-    parsed = frame.select(
-        "*",
-        F.when(deferred, F.from_json(text, _with_corrupt(schema.fields), _options()))
-        .alias("_p"),
-        F.spark_partition_id().alias("_fence"),  # see decode_json
-    )
-    ok = (F.col("_fence") >= 0) & F.col("_p").isNotNull() & F.col(f"_p.{CORRUPT}").isNull()
-    for name in required:
-        ok = ok & F.col("_p").getField(name).isNotNull()
-    return parsed.select(
-        *[F.when(deferred, F.col("_p").getField(f.name)).otherwise(_ref(f.name)).alias(f.name)
-          for f in schema.fields],
-        "_topic", "_partition", "_offset", "_kafka_ts", "_value",
-        F.when(~deferred | ok, F.lit(None).cast("string"))
-        .otherwise(explain_error(text, schema, required)).alias("_error"),
     )
 
 
@@ -200,8 +140,8 @@ def explain_error(text: Column, schema: StructType, required: Sequence[str]) -> 
     from pyspark.sql.types import StringType, StructField
 
     as_strings = F.from_json(
-        text, _with_corrupt([StructField(f.name, StringType()) for f in schema.fields]),
-        _options())
+        text, with_corrupt([StructField(f.name, StringType()) for f in schema.fields]),
+        json_options())
     problems = [_type_error(text, as_strings, f) for f in schema.fields
                 if not isinstance(f.dataType, StringType)]
     problems += [
@@ -234,7 +174,7 @@ def _json_kind(text: Column, name: str) -> Column:
 def _type_error(text: Column, as_strings: Column, field: StructField) -> Column:
     from pyspark.sql import functions as F
 
-    alone = F.from_json(text, _with_corrupt([field]), _options())
+    alone = F.from_json(text, with_corrupt([field]), json_options())
     raw = as_strings.getField(field.name)
     shown = F.when(F.length(raw) > _SHOWN, F.concat(F.substring(raw, 1, _SHOWN), F.lit("...")))
     message = F.concat(

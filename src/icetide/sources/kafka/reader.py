@@ -1,6 +1,6 @@
-"""Spark tasks that read planned Kafka offset ranges with confluent-kafka.
+"""Spark tasks that read planned Kafka offset ranges with confluent-kafka (``kafka.reader=python``).
 
-There is no JVM Kafka source here, so :func:`read_batch` builds a tiny DataFrame of
+:func:`read_batch` builds a tiny DataFrame of
 slices ``(topic, partition, start, end)`` — long partition ranges are cut into slices
 of ``slice_size`` offsets so more executors read in parallel, and short ones share a
 task (:func:`pack_slices`) — and ``mapInArrow`` runs :class:`SliceReader` on each.
@@ -32,6 +32,7 @@ from icetide.errors import OffsetOutOfRangeError, SourceError
 from icetide.runtime.retry import Failure, backoff, patience, restart, retrying
 from icetide.sources.kafka.arrow_decode import JsonDecoder
 from icetide.sources.kafka.client import BULK_READ, consumer_config
+from icetide.sources.kafka.layout import DEFAULT_SLICE_SIZE, RAW_SCHEMA_DDL
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,11 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RAW_SCHEMA_DDL = (
-    "key binary, value binary, topic string, partition int, offset bigint, timestamp timestamp"
-)
 SLICE_SCHEMA_DDL = "topic string, partition int, start bigint, end bigint"
-DEFAULT_SLICE_SIZE = 250_000
 ARROW_SCHEMA = pa.schema([
     ("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()),
     ("partition", pa.int32()), ("offset", pa.int64()),

@@ -1,25 +1,27 @@
 """``KafkaSource``: a replayable Kafka topic for the generic flow loop.
 
 Positions are ``{"<partition>": next_offset}``; a batch is ``[start, end)`` per
-partition, planned on the driver (:mod:`.planner`) and read by Spark tasks
-(:mod:`.reader`). Nothing is committed to Kafka: the flow stores ``end`` in the target
-table's snapshot summary, in the same commit as the rows.
+partition, planned on the driver (:mod:`.planner`) and read by Spark tasks: Spark's
+Kafka source (:mod:`.jvm_reader`, ``kafka.reader=jvm``) or confluent-kafka in Python
+tasks (:mod:`.python_reader`, ``kafka.reader=python``). Nothing is committed to Kafka:
+the flow stores ``end`` in the target table's snapshot summary, in the same commit as the
+rows.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from icetide.config import KafkaConfig
 from icetide.errors import SourceError
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
 from icetide.sources.kafka.client import RetryPolicy, consumer_config, resolve_bootstrap
+from icetide.sources.kafka.layout import DEFAULT_SLICE_SIZE, BatchReader
 from icetide.sources.kafka.planner import (
     CLUSTER_KEY,
     Policy,
@@ -30,7 +32,6 @@ from icetide.sources.kafka.planner import (
     plan_offsets,
     position_cluster,
 )
-from icetide.sources.kafka.reader import DEFAULT_SLICE_SIZE, SliceReader, read_batch
 from icetide.sources.kafka.watermarks import WatermarkClient
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+ReaderKind = Literal["jvm", "python"]
 _TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 
@@ -58,14 +60,14 @@ class KafkaSource(Source[KafkaPosition]):
     ``retry_patience`` bounds how long planning waits for an unreachable broker
     (``None``: for ever, logging every retry); backoff doubles up to
     ``kafka.retry_backoff_max`` seconds. ``slice_size`` is the most offsets one Spark
-    task reads.
+    task reads; ``reader`` overrides ``kafka.reader``.
     """
 
     def __init__(
         self, topic: str, kafka: KafkaConfig | None = None, *, bootstrap: str | None = None,
         policy: Policy | None = None, slice_size: int = DEFAULT_SLICE_SIZE,
         retry_patience: float | None = None, request_timeout: float = 10.0,
-        reader: SliceReader | None = None,
+        reader: ReaderKind | None = None,
     ) -> None:
         kafka = kafka or KafkaConfig()
         self.topic = check_topic(topic)
@@ -79,8 +81,12 @@ class KafkaSource(Source[KafkaPosition]):
         self.lag_retry = RetryPolicy(max_backoff=1.0, patience=min(retry_patience or 10.0, 10.0))
         self.client = WatermarkClient(topic, self.bootstrap, self.properties, retry,
                                       request_timeout)
-        self.reader = reader or SliceReader(self.bootstrap, self.properties,
-                                            backoff_max=kafka.retry_backoff_max)
+        self.config = kafka
+        self.reader = batch_reader(reader or kafka.reader, self.bootstrap, kafka, slice_size)
+
+    def use_reader(self, kind: ReaderKind) -> None:
+        """Read the following batches with ``kind`` (e.g. to compare both in one run)."""
+        self.reader = batch_reader(kind, self.bootstrap, self.config, self.slice_size)
 
     def _encode(self, offsets: Mapping[int, int]) -> KafkaPosition:
         """A position: offsets per partition plus the cluster they belong to."""
@@ -140,26 +146,14 @@ class KafkaSource(Source[KafkaPosition]):
         """The batch's messages: ``key, value, topic, partition, offset, timestamp``."""
         begin = normalize_position(self.topic, batch.start)
         stop = normalize_position(self.topic, batch.end)
-        return read_batch(spark, self.topic, begin, stop, self.reader, self.slice_size)
+        return self.reader.raw(spark, self.topic, begin, stop)
 
     def read_json(self, spark: SparkSession, batch: BatchRange[KafkaPosition], schema: StructType,
                   required: Sequence[str] = ()) -> DataFrame:
-        """The batch decoded as :func:`~icetide.sources.kafka.decode.decode_json` does.
-
-        The reader tasks decode the values themselves when the schema allows it
-        (:mod:`.arrow_decode`); Spark then parses only the records they deferred.
-        """
-        from icetide.sources.kafka import decode
-
-        decoder = decode.python_decoder(schema, required)
-        if decoder is None:
-            return decode.decode_json(self.read(spark, batch), schema, required)
+        """The batch decoded as :func:`~icetide.sources.kafka.decode.decode_json` does."""
         begin = normalize_position(self.topic, batch.start)
         stop = normalize_position(self.topic, batch.end)
-        reader = dataclasses.replace(self.reader, decoder=decoder)
-        frame = read_batch(spark, self.topic, begin, stop, reader, self.slice_size,
-                           decode.reader_schema(schema))
-        return decode.finish_decoded(frame, schema, required)
+        return self.reader.decoded(spark, self.topic, begin, stop, schema, required)
 
     def first_values(self, count: int, timeout: float = 10.0) -> list[bytes]:
         """Up to ``count`` message values from the start of each partition (driver-side,
@@ -195,3 +189,18 @@ class KafkaSource(Source[KafkaPosition]):
 
     def __repr__(self) -> str:
         return f"KafkaSource({self.topic!r}, bootstrap={self.bootstrap!r})"
+
+
+def batch_reader(kind: ReaderKind, bootstrap: str, kafka: KafkaConfig,
+                 slice_size: int = DEFAULT_SLICE_SIZE) -> BatchReader:
+    """The reader of ``kafka.reader`` (``jvm``: Spark's Kafka source; ``python``:
+    confluent-kafka in ``mapInArrow`` tasks)."""
+    if kind == "jvm":
+        from icetide.sources.kafka.jvm_reader import JvmReader
+
+        return JvmReader(bootstrap, dict(kafka.properties), slice_size)
+    from icetide.sources.kafka.python_reader import PythonReader
+    from icetide.sources.kafka.reader import SliceReader
+
+    tasks = SliceReader(bootstrap, dict(kafka.properties), backoff_max=kafka.retry_backoff_max)
+    return PythonReader(tasks, slice_size)

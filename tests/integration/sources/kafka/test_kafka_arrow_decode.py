@@ -18,14 +18,9 @@ from pyspark.sql.types import StructType, _parse_datatype_string
 from test_kafka_decode import CASES
 
 from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL
-from icetide.sources.kafka.decode import (
-    decode_json,
-    finish_decoded,
-    python_decoder,
-    reader_schema,
-    split_decoded,
-)
-from icetide.sources.kafka.reader import RAW_SCHEMA_DDL
+from icetide.sources.kafka.decode import decode_json, split_decoded
+from icetide.sources.kafka.layout import RAW_SCHEMA_DDL
+from icetide.sources.kafka.task_decode import finish_decoded, python_decoder, reader_schema
 
 pytestmark = pytest.mark.spark
 

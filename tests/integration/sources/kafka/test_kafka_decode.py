@@ -11,7 +11,7 @@ from pyspark.sql.types import StructType, _parse_datatype_string
 from icetide.devkit.gen.clicks import CLICK_REQUIRED, CLICK_SCHEMA_DDL
 from icetide.errors import SourceError
 from icetide.sources.kafka.decode import decode_json, parse_json, split_decoded
-from icetide.sources.kafka.reader import RAW_SCHEMA_DDL
+from icetide.sources.kafka.layout import RAW_SCHEMA_DDL
 
 pytestmark = pytest.mark.spark
 
