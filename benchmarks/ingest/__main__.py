@@ -309,7 +309,8 @@ def main(argv: list[str] | None = None) -> None:
     body = _body(a, passes, rate, lats)
     print(body)
     if not a.no_doc:
-        print(f"written to {append_section('Ingest (benchmarks/ingest)', body)}")
+        line = f"sustained (pass {len(passes)}): {_sustained(passes[-1])}"
+        print(f"written to {append_section('Ingest (benchmarks/ingest)', body, headline=line)}")
 
 
 if __name__ == "__main__":
