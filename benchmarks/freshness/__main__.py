@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> None:
             + "\n\nPer minute (" + runs[-1][0] + "):\n\n" + _minutes(runs[-1][1]) + "\n")
     print(body)
     if not a.no_doc:
-        title = f"Freshness per layer at {a.rate:,.0f} events/s (benchmarks/freshness)"
+        on = "" if a.broker == "tansu" else " on Apache Kafka"
+        title = f"Freshness per layer at {a.rate:,.0f} events/s{on} (benchmarks/freshness)"
         print(f"written to {append_section(title, body, headline=headline(runs))}")
 
 

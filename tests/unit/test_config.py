@@ -129,9 +129,9 @@ def test_kafka_client_secrets_come_from_the_environment(tmp_path: Path) -> None:
             load_settings(cfg, environ={})
 
 
-def test_kafka_reader_defaults_to_jvm_and_the_environment_picks_python() -> None:
-    assert load_settings(None, environ={}).kafka.reader == "jvm"
-    s = load_settings(None, environ={"ICETIDE_KAFKA__READER": "python"})
-    assert s.kafka.reader == "python"
+def test_kafka_reader_defaults_to_python_and_the_environment_picks_jvm() -> None:
+    assert load_settings(None, environ={}).kafka.reader == "python"
+    s = load_settings(None, environ={"ICETIDE_KAFKA__READER": "jvm"})
+    assert s.kafka.reader == "jvm"
     with pytest.raises(ConfigError, match=r"(?s)ICETIDE_KAFKA__READER.*rust"):
         load_settings(None, environ={"ICETIDE_KAFKA__READER": "rust"})

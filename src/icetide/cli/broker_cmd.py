@@ -31,25 +31,38 @@ def _terminate_as_interrupt() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+_READY = {
+    "tansu": ("Kafka-protocol broker (Tansu)", "data is kept in memory only"),
+    "kafka": ("Apache Kafka (KRaft)", "data is kept in {dir} across restarts"),
+}
+
+
 @click.group()
 def broker() -> None:
-    """The embedded Kafka-protocol broker (Tansu; keeps data in memory only)."""
+    """The embedded Kafka broker: Tansu (in memory, the default) or Apache Kafka."""
 
 
 @broker.command("start")
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
               help="Port on 127.0.0.1 (default: kafka.embedded_port, 9092).")
+@click.option("--kind", type=click.Choice(["tansu", "kafka"]), default=None,
+              help="tansu (in memory) or kafka (Apache Kafka, log dirs kept) "
+                   "(default: kafka.embedded, tansu).")
 @config_option
-def start(port: int | None, config_path: Path | None) -> None:
-    """Run the broker until Ctrl-C. Topics and messages are lost when it stops."""
-    from icetide.devkit.embedded.broker import EmbeddedBroker
+def start(port: int | None, kind: str | None, config_path: Path | None) -> None:
+    """Run the broker until Ctrl-C. With Tansu, topics and messages are lost when it stops."""
+    from icetide.devkit.embedded.kinds import embedded_broker
     from icetide.errors import RuntimeSetupError
 
     settings = settings_from(config_path)
-    embedded = EmbeddedBroker(port or settings.kafka.embedded_port, settings.path("broker"))
+    kind = kind or settings.kafka.embedded
+    embedded = embedded_broker(kind, settings.path("broker"),
+                               port or settings.kafka.embedded_port)
     embedded.start()
-    click.echo(f"Kafka-protocol broker (Tansu) ready; bootstrap: {embedded.bootstrap}")
-    click.echo(f"data is kept in memory only; log: {embedded.log_path}; Ctrl-C stops it")
+    name, kept = _READY[kind]
+    click.echo(f"{name} ready; bootstrap: {embedded.bootstrap}")
+    click.echo(f"{kept.format(dir=settings.path('broker'))}; log: {embedded.log_path}; "
+               "Ctrl-C stops it")
     try:
         with _terminate_as_interrupt():
             code = embedded.wait()

@@ -202,6 +202,10 @@ class KafkaConfig(_Section):
 
     bootstrap: str | None = None
     embedded_port: int = Field(default=9092, ge=1, le=65535)
+    #: The broker the demo and ``icetide broker start`` run when no bootstrap is set:
+    #: ``tansu`` (in memory, starts in 0.06 s, 14 MiB) or ``kafka`` (Apache Kafka 4.4,
+    #: KRaft, log dirs kept across restarts; 2.7 s, 312 MiB). Figures: docs/operations.md.
+    embedded: Literal["tansu", "kafka"] = "tansu"
     max_records_per_trigger: int = Field(default=2_000_000, ge=1)
     offset_out_of_range: Literal["earliest", "latest", "fail"] = "fail"
     retry_backoff_max: Duration = Field(default=30.0, gt=0)
@@ -209,9 +213,10 @@ class KafkaConfig(_Section):
     #: null: for ever). A continuous run keeps retrying after it, logging each failure.
     retry_timeout: Duration | None = Field(default=300.0, gt=0)
     properties: dict[str, str] = Field(default_factory=dict)
-    #: Who reads a batch's offsets: ``jvm`` (Spark's Kafka source, ``from_json`` decoding)
-    #: or ``python`` (confluent-kafka in ``mapInArrow`` tasks, decoding in the task).
-    reader: Literal["jvm", "python"] = "jvm"
+    #: Who reads a batch's offsets: ``python`` (confluent-kafka in ``mapInArrow`` tasks,
+    #: decoding in the task; the faster one, docs/benchmarks.md) or ``jvm`` (Spark's Kafka
+    #: source, ``from_json`` decoding; no Python Kafka client on the executors).
+    reader: Literal["jvm", "python"] = "python"
 
 
 class FlowsConfig(_Section):

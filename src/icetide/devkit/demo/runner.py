@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import signal
 import threading
 import time
@@ -38,7 +39,7 @@ from icetide.devkit.demo.report import (
     lake_counts,
 )
 from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, Shop, choose_dims, shop_database
-from icetide.devkit.embedded.broker import EmbeddedBroker
+from icetide.devkit.embedded.kinds import Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
@@ -90,11 +91,15 @@ class DemoOptions:
     sql_port: int | None = None
 
 
-def _broker(settings: Settings) -> EmbeddedBroker:
+def _broker(settings: Settings) -> Embedded:
+    """The embedded broker of ``kafka.embedded``, fresh on every run (Apache Kafka's log
+    dirs of an earlier demo are removed first, as Tansu keeps nothing)."""
     port = settings.kafka.embedded_port
     if port_in_use(port):
         port = free_port()
-    return EmbeddedBroker(port, settings.path("broker"))
+    if settings.kafka.embedded == "kafka":
+        shutil.rmtree(settings.path("broker"), ignore_errors=True)
+    return embedded_broker(settings.kafka.embedded, settings.path("broker"), port)
 
 
 def _with_broker(settings: Settings, bootstrap: str) -> Settings:

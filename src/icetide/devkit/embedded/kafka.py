@@ -64,8 +64,13 @@ def kafka_classpath(settings: Settings | None = None) -> str:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 chars)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 chars),
+    never starting with ``-`` (as Kafka's ``Uuid.randomUuid``): ``kafka-storage format
+    -t -xyz…`` reads such an id as an option and fails (1 start in 64 did)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not found.startswith("-"):
+            return found
 
 
 class EmbeddedKafka(BrokerProcess):

@@ -113,7 +113,7 @@ class SliceReader:
     """
 
     bootstrap: str
-    properties: Mapping[str, Any] = field(default_factory=dict)
+    properties: Mapping[str, Any] = field(default_factory=dict, repr=False)  # secrets
     batch_rows: int = 50_000
     poll_timeout: float = 1.0
     stall_timeout: float = 30.0  # no progress for this long → reconnect

@@ -1,4 +1,4 @@
-"""The embedded Tansu broker: lifecycle, errors, and ``icetide broker start``."""
+"""The embedded brokers: lifecycle, errors, and ``icetide broker start`` (Tansu or Kafka)."""
 
 from __future__ import annotations
 
@@ -88,3 +88,33 @@ def test_cli_runs_until_ctrl_c(tmp_path: Path, stop_with: signal.Signals) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_cli_starts_apache_kafka_when_kafka_embedded_says_so(tmp_path: Path) -> None:
+    """``kafka.embedded: kafka`` (here from the environment): Apache Kafka, whose topics
+    outlive a restart on the same home."""
+    from tests.conftest import create_topic
+
+    port = free_port()
+    icetide = Path(sys.executable).with_name("icetide")
+    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
+           "ICETIDE_KAFKA__EMBEDDED": "kafka"}
+    for run in range(2):
+        proc = subprocess.Popen([str(icetide), "broker", "start", "--port", str(port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, cwd=tmp_path)
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+            assert f"Apache Kafka (KRaft) ready; bootstrap: 127.0.0.1:{port}" in first, first
+            if run == 0:
+                create_topic(f"127.0.0.1:{port}", "kept", 2)
+            assert "kept" in topics(f"127.0.0.1:{port}")
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=60)
+            assert proc.returncode == 0 and "broker stopped" in out, out
+            assert not port_in_use(port)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

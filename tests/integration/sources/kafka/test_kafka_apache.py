@@ -22,6 +22,7 @@ from icetide.devkit.embedded.kafka import SCRAM_MECHANISM, EmbeddedKafka
 from icetide.errors import OffsetOutOfRangeError, SourceError
 from icetide.model.source import BatchRange
 from icetide.sources.kafka import KafkaSource
+from icetide.sources.kafka.source import ReaderKind
 
 pytestmark = [pytest.mark.kafka, APACHE]
 
@@ -137,15 +138,17 @@ def sasl_settings(tmp_path: Path, kafka: EmbeddedKafka, password: str
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("reader", ["python", "jvm"])
 def test_sasl_scram_with_the_secret_from_the_environment(
         spark: SparkSession, apache_kafka: EmbeddedKafka, broker: str,
-        kafka_topic: Callable[..., str], tmp_path: Path) -> None:
+        kafka_topic: Callable[..., str], tmp_path: Path, reader: ReaderKind) -> None:
     topic = kafka_topic(2)
     produce_exact(broker, topic, {0: 30, 1: 12})
     config, env = sasl_settings(tmp_path, apache_kafka, SCRAM.password)
     settings = load_settings(config, env)
     assert settings.kafka.properties["sasl.password"] == SCRAM.password
-    src = KafkaSource(topic, settings.kafka, request_timeout=5.0, retry_patience=5.0)
+    src = KafkaSource(topic, settings.kafka, request_timeout=5.0, retry_patience=5.0,
+                      reader=reader)
     batch = src.plan(src.initial_position())
     assert batch is not None and batch.records == 42
     assert len(values(spark, src, batch)) == 42  # the reader tasks authenticate too
