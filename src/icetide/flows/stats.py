@@ -101,4 +101,11 @@ class Observed:
                 return count(self.df, self._column)
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
-        return _stats(self._obs.get)
+        values = self._obs.get
+        if "rows" not in values:
+            # completed without figures: the action that completed it did not run the
+            # observing node (adaptive execution can drop it, e.g. over an input found
+            # empty at run time, as on a cluster with AQE on)
+            log.info("the observation came back without figures: counting the batch")
+            return count(self.df, self._column)
+        return _stats(values)

@@ -52,3 +52,14 @@ def test_a_count_returns_the_metrics_observed_on_its_way(spark: SparkSession) ->
                           observe=["test_rejected", "test_elsewhere"])
     assert figures.rows == 37 and figures.observed == {"test_rejected": 4}
     assert stats.count(base, "ts", observe=["test_rejected"]).observed == {}
+
+
+def test_an_observation_completed_without_figures_is_counted(spark: SparkSession) -> None:
+    """Spark completes an observation with no metrics at all when the first action over
+    the observed frame never runs the observing node — here ``limit 0``, which the
+    optimizer turns into an empty relation; on a cluster, adaptive execution dropping a
+    stage did it (the cluster e2e test's ``dws.profile_member`` failed 5 batches on a
+    ``KeyError``). The figures are then counted."""
+    observed = Observed(_batch(spark), "ts")
+    assert observed.df.limit(0).collect() == []
+    assert observed.get(wait=5.0) == Stats(41, int(NEWEST.timestamp() * 1000))
