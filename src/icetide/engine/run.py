@@ -50,9 +50,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Flows compiled at once: their analysis, catalog and database calls overlap, and the
-#: first compiled start running while the others compile.
-COMPILE_THREADS = 2
+#: Flows compiled at once. One: a flow reading a table of this pipeline must see it as
+#: its producer's compile left it — two at once let ``dws.profile_member`` find
+#: ``dim_db.user_member`` created but its changelog not yet, and compile to read the
+#: table's appends instead of its changes (the demo's user_profile lost its members).
+#: The first compiled still start running while the others compile.
+COMPILE_THREADS = 1
 
 
 def ship_pipeline_code(graph: PipelineGraph) -> None:
