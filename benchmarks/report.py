@@ -52,7 +52,7 @@ def machine() -> str:
     java_line = java.splitlines()[0] if java else "no java"
     return (f"{short_machine()}, {platform.system()} {platform.release()}, Python "
             f"{platform.python_version()}, {java_line}, 1-minute load average "
-            f"{_LOAD_AT_START:.1f} at start, {os.getloadavg()[0]:.1f} at the end")
+            f"{_LOAD_AT_START:.2f} at start, {os.getloadavg()[0]:.2f} at the end")
 
 
 @dataclass(frozen=True)
@@ -63,16 +63,17 @@ class Run:
     body: str
     headline: str
     stamp: str
+    machine: str  # :func:`machine`, taken once at the end of the run
 
     @property
     def slug(self) -> str:
         return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
 
     def section(self) -> str:
-        return f"## {self.title} — {self.stamp}\n\nMachine: {machine()}\n\n{self.body.strip()}\n"
+        return f"## {self.title} — {self.stamp}\n\nMachine: {self.machine}\n\n{self.body.strip()}\n"
 
     def row(self) -> str:
-        load = f"{_LOAD_AT_START:.1f} → {os.getloadavg()[0]:.1f}"
+        load = f"{_LOAD_AT_START:.2f} → {os.getloadavg()[0]:.2f}"
         headline = self.headline.replace("|", "\\|").replace("\n", " ")
         return (f"| [{self.title}](#{self.slug}) | {self.stamp} | {short_machine()} | {load} "
                 f"| {headline} |")
@@ -100,8 +101,8 @@ def append_section(title: str, body: str, *, headline: str = "", doc: Path = DOC
                    history: Path = HISTORY) -> Path:
     """Record a run: its row in the table and its full section in ``doc`` (replacing the
     benchmark's previous latest run), and the section appended to ``history``."""
-    run = Run(title, body, headline or "see the section", datetime.now(UTC).strftime(
-        "%Y-%m-%d %H:%M UTC"))
+    run = Run(title, body, headline or "see the section",
+              datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), machine())
     if not doc.exists():
         raise FileNotFoundError(f"{doc} is missing: restore it from git (it holds the table "
                                 f"between {TABLE_BEGIN} and {TABLE_END})")

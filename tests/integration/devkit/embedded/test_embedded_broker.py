@@ -64,14 +64,19 @@ def test_kill_and_restart(tmp_path: Path) -> None:
     embedded.stop()
 
 
+def _broker_cli(port: int, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
+    """``icetide broker start --port PORT`` with its home under ``tmp_path``."""
+    icetide = Path(sys.executable).with_name("icetide")
+    return subprocess.Popen(
+        [str(icetide), "broker", "start", "--port", str(port)], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        env={**os.environ, "ICETIDE_HOME": str(tmp_path / "home"), **env})
+
+
 @pytest.mark.parametrize("stop_with", [signal.SIGINT, signal.SIGTERM])
 def test_cli_runs_until_ctrl_c(tmp_path: Path, stop_with: signal.Signals) -> None:
     port = free_port()
-    icetide = Path(sys.executable).with_name("icetide")
-    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([str(icetide), "broker", "start", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, cwd=tmp_path)
+    proc = _broker_cli(port, tmp_path)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
@@ -96,13 +101,8 @@ def test_cli_starts_apache_kafka_when_kafka_embedded_says_so(tmp_path: Path) -> 
     from tests.conftest import create_topic
 
     port = free_port()
-    icetide = Path(sys.executable).with_name("icetide")
-    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
-           "ICETIDE_KAFKA__EMBEDDED": "kafka"}
     for run in range(2):
-        proc = subprocess.Popen([str(icetide), "broker", "start", "--port", str(port)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env, cwd=tmp_path)
+        proc = _broker_cli(port, tmp_path, ICETIDE_KAFKA__EMBEDDED="kafka")
         try:
             assert proc.stdout is not None
             first = proc.stdout.readline()
