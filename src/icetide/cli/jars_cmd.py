@@ -77,3 +77,24 @@ def copy(dest: Path, fmt: str, config_path: Path | None) -> None:
     """Copy every jar (all groups, transitive ones too) into DEST with a manifest: point
     jars.dir at it on a machine without network, or ship it to a cluster."""
     _show(context_from(config_path).copy_jars(dest), fmt)
+
+
+@jars.command()
+@click.option("--force", is_flag=True, help="Build it again even if it exists.")
+@text_or_json
+@config_option
+def archive(force: bool, fmt: str, config_path: Path | None) -> None:
+    """Build the driver JVM's class archive (AppCDS) for this configuration's class path:
+    every later Spark start maps the classes instead of loading them (seconds off each
+    start and restart). Runs a small pipeline in a private home once (about a minute);
+    `make install` runs it. A changed jar or Java needs a new one (the old one is ignored).
+    """
+    from icetide.devkit.class_archive.build import build_archive
+
+    report = build_archive(context_from(config_path).settings, force=force)
+    if fmt == "json":
+        click.echo(json.dumps(dataclasses.asdict(report), indent=2))
+        return
+    state = f"built in {report.seconds:.0f}s" if report.built else "already built"
+    click.echo(f"class archive {report.path}: {state}, {report.bytes / 1e6:.0f} MB, "
+               f"{report.jars} jars of icetide on its class path")

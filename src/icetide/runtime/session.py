@@ -21,9 +21,10 @@ from pyspark.sql import SparkSession
 from icetide.config import Settings, SparkConfig
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, prepare_catalog
+from icetide.runtime.cds import shared_archive_options
 from icetide.runtime.classpath import session_jars
 from icetide.runtime.jars import jar_cache
-from icetide.runtime.java import check_java
+from icetide.runtime.java import JavaInfo, check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
 from icetide.runtime.pyenv import executor_python
 from icetide.runtime.startup import phase
@@ -220,11 +221,12 @@ LOCAL_GC = "-XX:+UseParallelGC"
 
 
 def driver_java_options(master: str, log4j: Path | None = None,
-                        driver_memory: str | None = None) -> str:
-    """``spark.driver.extraJavaOptions``: the log4j configuration, and on a ``local``
-    master :data:`LOCAL_GC` with the heap's initial size at ``driver_memory``
-    (``spark.conf`` may replace the whole string)."""
+                        driver_memory: str | None = None, extra: Sequence[str] = ()) -> str:
+    """``spark.driver.extraJavaOptions``: the log4j configuration, ``extra`` (e.g. the
+    class archive's), and on a ``local`` master :data:`LOCAL_GC` with the heap's initial
+    size at ``driver_memory`` (``spark.conf`` may replace the whole string)."""
     options = [] if log4j is None else [f"-Dlog4j.configurationFile=file:{log4j}"]
+    options.extend(extra)
     if local_cores(master) is not None:  # not local-cluster: its executors are JVMs apart
         options.append(LOCAL_GC)
         if driver_memory is not None and jvm_bytes(driver_memory) is not None:
@@ -234,11 +236,12 @@ def driver_java_options(master: str, log4j: Path | None = None,
 
 def spark_conf(
     settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
-    python_conf: Mapping[str, str] | None = None,
+    python_conf: Mapping[str, str] | None = None, *, driver_options: Sequence[str] = (),
 ) -> dict[str, str]:
     """The complete Spark conf for ``settings`` (pure: no JVM). ``python_conf`` is the
-    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`).
-    User ``spark.conf`` wins."""
+    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`);
+    ``driver_options`` more driver JVM options (the class archive's). User ``spark.conf``
+    wins."""
     spark = settings.spark
     conf = {
         "spark.master": spark.master,
@@ -280,7 +283,7 @@ def spark_conf(
     conf.update(_cluster_conf(spark))
     conf.update(_one_machine_conf(spark.master, memory))
     conf.update(python_conf or {})
-    java = driver_java_options(spark.master, log4j, memory)
+    java = driver_java_options(spark.master, log4j, memory, driver_options)
     if java:
         conf["spark.driver.extraJavaOptions"] = java
     conf.update(catalog_conf(settings))
@@ -312,8 +315,21 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
-    conf = spark_conf(settings, jars, _log4j_config(jar_cache(settings)), python_conf)
-    log.debug("Spark conf: %s", redacted(conf))
+    shared = shared_archive_options(jar_cache(settings), java, jars)
+    phase("class_archive")
+    conf = spark_conf(settings, jars, _log4j_config(jar_cache(settings)), python_conf,
+                      driver_options=shared)
+    session = _start(settings, conf, java)
+    log.info(
+        "SparkSession %s (catalog %s, %s; %s) started in %.1fs",
+        settings.spark.master, settings.catalog.name, settings.catalog.type,
+        "class archive" if shared else "no class archive", time.perf_counter() - started,
+    )
+    return session
+
+
+def _start(settings: Settings, conf: Mapping[str, str], java: JavaInfo) -> SparkSession:
+    log.debug("Spark conf: %s", redacted(dict(conf)))
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -327,11 +343,6 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     session.sparkContext.setLogLevel("WARN")
     memoize_java_names()
     _jvm_phases(session)
-    log.info(
-        "SparkSession %s (catalog %s, %s) started in %.1fs",
-        settings.spark.master, settings.catalog.name, settings.catalog.type,
-        time.perf_counter() - started,
-    )
     return session
 
 
