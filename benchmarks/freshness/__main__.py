@@ -43,6 +43,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--trigger", type=float, default=None,
                    help="trigger interval (minimum spacing), seconds; default: the pipeline's")
     p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--warmup", type=float, default=30.0, metavar="S",
+                   help="seconds of clicks at --rate before the measured window (steady "
+                        "state, not the new pipeline's catch-up); 0: measure from the "
+                        "first commit in every layer")
     p.add_argument("--broker", choices=KINDS, default="tansu",
                    help="the embedded broker: tansu (default) or kafka (Apache Kafka, KRaft)")
     p.add_argument("--compare", type=Path, default=None,
@@ -150,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     runs: list[tuple[str, RunResult]] = []
     load = Load(a.rate, a.seconds, a.partitions, a.trigger, env=_env(a.env), storage=a.storage,
-                broker=a.broker)
+                broker=a.broker, warmup=a.warmup)
     first, second = _labels(a)
     with tempfile.TemporaryDirectory(prefix="icetide-fresh-") as tmp:
         if (a.compare is not None or a.compare_trigger is not None or a.compare_env
@@ -173,8 +177,9 @@ def main(argv: list[str] | None = None) -> None:
         trig += f" --storage {a.storage}" + (f" --compare-storage {a.compare_storage}"
                                              if a.compare_storage else "")
     body = (f"Command: `python -m benchmarks.freshness --rate {a.rate:.0f} --seconds "
-            f"{a.seconds:g}{trig} --partitions {a.partitions} --broker {a.broker}"
-            f"{' --compare <checkout>' if a.compare else ''}`\n\n"
+            f"{a.seconds:g}{trig} --partitions {a.partitions} --broker {a.broker} --warmup "
+            f"{a.warmup:g}{' --compare <checkout>' if a.compare else ''}`: the window starts "
+            f"after every layer committed and {a.warmup:g} s of clicks at the rate\n\n"
             "Probe click produced → commit that made it visible, p50 / p99 (whole "
             "clickstream pipeline, CDC dimensions with business updates):\n\n"
             "| run | probes | ODS | DWD | DWS | Kafka backlog over the run (events) |\n"

@@ -47,6 +47,10 @@ class Load:
     storage: str = "local"
     #: the embedded broker: ``tansu`` (the default) or ``kafka`` (Apache Kafka, KRaft)
     broker: BrokerKind = "tansu"
+    #: seconds of clicks at ``rate`` (no probes) before the measured window: the window
+    #: then starts in the steady state, not in the new pipeline's catch-up (a cold JIT
+    #: behind a growing backlog; the restart benchmark measures that)
+    warmup: float = 0.0
 
 
 #: Called every 10 s of the measured run with the catalog, the seconds elapsed and the
@@ -214,11 +218,14 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                 os.environ["ICETIDE_METASTORE__PORT"] = str(settings.metastore.port)
                 catalog = pyiceberg_catalog(settings)
                 _wait_for_layers(catalog, proc)
+                warm = produce_clicks(bs, TOPIC, GenOptions(
+                    count=0, rate=load.rate, duration=load.warmup, seed=3)) if load.warmup else None
                 meter = _meter(settings, proc, broker)
                 began = time.monotonic()
                 meter.start()
                 result = _produce(catalog, bs, shop, load, sampler)
                 result.cpu, result.window_s = meter.stop(), time.monotonic() - began
+                result.clicks += warm.valid if warm is not None else 0
                 _drain(catalog, result.probes)
                 result.freshness = freshness(catalog, result.probes)
                 if finish is not None:
