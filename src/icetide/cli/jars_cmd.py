@@ -91,7 +91,12 @@ def archive(force: bool, fmt: str, config_path: Path | None) -> None:
     """
     from icetide.devkit.class_archive.build import build_archive
 
-    report = build_archive(context_from(config_path).settings, force=force)
+    def announce(target: Path, log: Path) -> None:
+        click.echo(f"building the class archive {target.name} (about a minute; log: {log})",
+                   err=True)
+
+    report = build_archive(context_from(config_path).settings, force=force,
+                           announce=announce)
     if fmt == "json":
         click.echo(json.dumps(dataclasses.asdict(report), indent=2))
         return

@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 _observations = itertools.count()
 
 
+def _struct(schema: StructType | str) -> StructType:
+    from pyspark.sql.types import StructType as _StructType
+    from pyspark.sql.types import _parse_datatype_string
+
+    struct = schema if isinstance(schema, _StructType) else _parse_datatype_string(schema)
+    if not isinstance(struct, _StructType):
+        raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
+    return struct
+
+
 def read_json(
     source: str, *, schema: StructType | str, dead_letter: str, required: Sequence[str] = ()
 ) -> DataFrame:
@@ -34,16 +44,12 @@ def read_json(
     parse lands in ``dead_letter`` (``db.table``).
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType as _StructType
-    from pyspark.sql.types import _parse_datatype_string
 
     from icetide.sources.kafka.decode import decode_json, split_decoded
     from icetide.sources.kafka.source import KafkaSource
 
     ctx = current_batch()
-    struct = schema if isinstance(schema, _StructType) else _parse_datatype_string(schema)
-    if not isinstance(struct, _StructType):
-        raise PipelineError(f"schema {schema!r} must be a struct DDL like 'uid string, n int'")
+    struct = _struct(schema)
     key = ctx.aliases.get(source, source)
     src = ctx.sources.get(key)
     if isinstance(src, KafkaSource):  # its reader decodes (kafka.reader: jvm or python)

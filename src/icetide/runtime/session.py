@@ -234,16 +234,10 @@ def driver_java_options(master: str, log4j: Path | None = None,
     return " ".join(options)
 
 
-def spark_conf(
-    settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
-    python_conf: Mapping[str, str] | None = None, *, driver_options: Sequence[str] = (),
-) -> dict[str, str]:
-    """The complete Spark conf for ``settings`` (pure: no JVM). ``python_conf`` is the
-    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`);
-    ``driver_options`` more driver JVM options (the class archive's). User ``spark.conf``
-    wins."""
+def _base_conf(settings: Settings) -> dict[str, str]:
+    """What every session of ``settings`` sets, whatever its master and jars."""
     spark = settings.spark
-    conf = {
+    return {
         "spark.master": spark.master,
         "spark.app.name": spark.app_name,
         "spark.driver.memory": spark.driver_memory,
@@ -272,8 +266,20 @@ def spark_conf(
         # dead letters, write) and are then dropped: compressing them cost more than it
         # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
-        "spark.driver.extraClassPath": os.pathsep.join(str(j) for j in jars),
     }
+
+
+def spark_conf(
+    settings: Settings, jars: Sequence[Path], log4j: Path | None = None,
+    python_conf: Mapping[str, str] | None = None, *, driver_options: Sequence[str] = (),
+) -> dict[str, str]:
+    """The complete Spark conf for ``settings`` (pure: no JVM). ``python_conf`` is the
+    executors' Python environment (:func:`icetide.runtime.pyenv.executor_python`);
+    ``driver_options`` more driver JVM options (the class archive's). User ``spark.conf``
+    wins."""
+    spark = settings.spark
+    conf = _base_conf(settings)
+    conf["spark.driver.extraClassPath"] = os.pathsep.join(str(j) for j in jars)
     if local_cores(spark.master) is None:  # executors in JVMs of their own fetch the jars
         conf["spark.jars"] = ",".join(str(j) for j in jars)
     # A local master's executor is the driver JVM, whose class path has the jars already:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,9 +66,10 @@ def _run_child(spec: Mapping[str, object], tmp: Path, out: Path) -> None:
                                 f"its log: {out}\n{tail}")
 
 
-def build_archive(settings: Settings, *, force: bool = False) -> ArchiveReport:
+def build_archive(settings: Settings, *, force: bool = False,
+                  announce: Callable[[Path, Path], None] | None = None) -> ArchiveReport:
     """The archive for ``settings``' driver class path, built unless it exists (``force``:
-    built again)."""
+    built again); ``announce(archive, log)`` before a build starts."""
     started = time.monotonic()
     java, jars = check_java(), session_jars(settings)
     target = archive_path(jar_cache(settings), java, jars)
@@ -79,6 +80,8 @@ def build_archive(settings: Settings, *, force: bool = False) -> ArchiveReport:
     base = SparkConfig()  # the workload's session: the defaults on this machine
     options = driver_java_options(base.master, None, base.driver_memory, dump_options(dump))
     log.info("building the class archive %s (about a minute)", target)
+    if announce is not None:
+        announce(target, target.parent / BUILD_LOG)
     try:
         with tempfile.TemporaryDirectory(prefix="icetide-cds-") as tmp:
             home = Path(tmp) / "home"
