@@ -321,10 +321,10 @@ def _build(settings: Settings, extra_jars: Sequence[Path]) -> SparkSession:
     os.environ["PYSPARK_PYTHON"] = python
     if _loopback_master(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", settings.spark.driver_host or "127.0.0.1")
-    shared = shared_archive_options(jar_cache(settings), java, jars)
+    cache = jar_cache(settings)
+    shared = shared_archive_options(cache, java, jars)
     phase("class_archive")
-    conf = spark_conf(settings, jars, _log4j_config(jar_cache(settings)), python_conf,
-                      driver_options=shared)
+    conf = spark_conf(settings, jars, _log4j_config(cache), python_conf, driver_options=shared)
     session = _start(settings, conf, java)
     log.info(
         "SparkSession %s (catalog %s, %s; %s) started in %.1fs",

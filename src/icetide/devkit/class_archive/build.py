@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from icetide.config import Settings, SparkConfig
+from icetide.config import ENV_PREFIX, Settings, SparkConfig
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.cds import archive_path, dump_options
 from icetide.runtime.classpath import session_jars
@@ -47,7 +47,7 @@ class ArchiveReport:
 
 
 def _child_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("ICETIDE_")}
+    return {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
 
 
 def _run_child(spec: Mapping[str, object], tmp: Path, out: Path) -> None:
