@@ -7,5 +7,14 @@ VENV=${VENV:-.venv}
 "$VENV/bin/mypy" --no-error-summary
 # Layer rules (pyproject.toml [tool.importlinter]): no cycles, no pyspark in the core.
 "$VENV/bin/lint-imports" --no-cache >/dev/null || "$VENV/bin/lint-imports" --no-cache
+# A worker per core, at most 4 (TEST_WORKERS=N to choose; 1: in this process): most
+# tests wait on a JVM, a broker or a database, and a 2-core machine runs two of them at
+# once. A module's tests stay on one worker (tests/conftest.py); modules go out in their
+# order, the long end-to-end ones (tests/e2e) first, so none of them is left to run alone
+# at the end.
+WORKERS=${TEST_WORKERS:-$(nproc)}
+[ "$WORKERS" -gt 4 ] && [ -z "${TEST_WORKERS:-}" ] && WORKERS=4
+PARALLEL=()
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist loadgroup --no-loadscope-reorder)
 # --durations: the CI log names the slowest tests (the suite aims at < 30 min)
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=40 "$@"
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=40 "${PARALLEL[@]}" "$@"

@@ -15,8 +15,25 @@ from icetide.runtime.classpath import group_jars
 from icetide.runtime.session import get_spark, stop_spark
 from tests.metastores import stop_metastores_under
 
-# The port of every metastore service the tests start (see the metastore section below).
-os.environ.setdefault("ICETIDE_METASTORE__PORT", str(free_port()))
+# The port of every metastore service the tests start (see the metastore section below):
+# one per test process (each xdist worker its own, not the one it inherits from the
+# controller, or two workers' homes would meet on it).
+if os.environ.get("PYTEST_XDIST_WORKER") or "ICETIDE_METASTORE__PORT" not in os.environ:
+    os.environ["ICETIDE_METASTORE__PORT"] = str(free_port())
+
+
+# --- tests: whole modules per xdist worker (owner: tests) ------------------------------------
+# scripts/test.sh runs the suite on a worker per core (at most 4; pytest-xdist, --dist
+# loadgroup). A module's tests stay together on one worker, so its module fixtures start
+# once; modules that share a costly session fixture name one group (``xdist_group``, e.g.
+# the demo's lake in tests/e2e) and run on one worker too.
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 # --- runtime: Settings + the one session-scoped SparkSession (owner: runtime) ---------------

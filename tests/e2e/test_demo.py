@@ -1,7 +1,8 @@
 """``icetide demo --duration 60``: the whole seed system, then the lake reconciles.
 
 The demo runs as users run it (a subprocess of the CLI, private ICETIDE_HOME, its own
-MariaDB, broker and Spark) for 60 s and writes ``--report``. Asserted:
+MariaDB, broker and Spark) for 60 s and writes ``--report`` (fixture ``demo_lake``, whose
+lake test_trino reads too). Asserted:
 
 * exit 0, and every reconciliation check of the demo passed: ODS rows = valid events
   produced, DLQ rows = malformed events produced, dim_db.* = MariaDB row for row,
@@ -16,12 +17,6 @@ MariaDB, broker and Spark) for 60 s and writes ``--report``. Asserted:
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import subprocess
-import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -31,53 +26,16 @@ from pyspark.sql import SparkSession
 
 from icetide.config import load_settings
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB
-from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.seed_rows import PRODUCTS
 from icetide.query.catalog_info import all_tables, live_rows
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
+from tests.e2e.demo_lake import DemoLake
 
 INTEGRAL = ("bigint", "int", "smallint", "tinyint")
 
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow]
-
-DURATION = 60
-TIMEOUT = 600  # guard only: the demo takes ~2-5 min (startup + 60 s + drain + reconcile)
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({
-        "ICETIDE_HOME": str(home),
-        "ICETIDE_KAFKA__EMBEDDED_PORT": str(free_port()),
-        "ICETIDE_DASHBOARD__PORT": str(free_port()),  # the demo serves its dashboard
-        "ICETIDE_SPARK__MASTER": "local[2]",
-        "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
-        "ICETIDE_SPARK__SHUFFLE_PARTITIONS": "2",
-    })
-    env.pop("ICETIDE_CONFIG", None)
-    env.pop("SHOP_PASSWORD", None)
-    return env
-
-
-def _run_demo(home: Path, report: Path, log: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "icetide.cli", "demo", "--duration", str(DURATION),
-           "--no-live", "--mariadb-port", "0", "--report", str(report)]
-    began = time.monotonic()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=_env(home), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            code = proc.wait(TIMEOUT)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            proc.wait(30)
-            pytest.fail(f"demo still running after {TIMEOUT}s:\n{log.read_text()[-4000:]}")
-    output = log.read_text()
-    assert code == 0, f"demo exited {code}:\n{output[-6000:]}"
-    print(f"\ndemo took {time.monotonic() - began:.0f}s\n{output[-2500:]}")
-    data: dict[str, Any] = json.loads(report.read_text())
-    return data
+# one worker builds the demo's lake for this module and test_trino
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
+              pytest.mark.xdist_group("demo_lake")]
 
 
 def _rows(catalog: ReadCatalog, name: str) -> int:
@@ -107,9 +65,8 @@ def _mariadb(home: Path, *queries: str) -> list[set[tuple[Any, ...]]]:
     return out
 
 
-def test_demo_60s_reconciles(tmp_path: Path, spark: SparkSession) -> None:
-    home = tmp_path / "home"
-    report = _run_demo(home, tmp_path / "report.json", tmp_path / "demo.log")
+def test_demo_60s_reconciles(demo_lake: DemoLake, spark: SparkSession) -> None:
+    home, report = demo_lake.home, demo_lake.report
 
     # the demo's own reconciliation (Spark, against MariaDB before it stopped)
     checks = report["checks"]
@@ -128,8 +85,7 @@ def test_demo_60s_reconciles(tmp_path: Path, spark: SparkSession) -> None:
 
     # independently: ODS / DLQ from table metadata, dims vs MariaDB via pyiceberg
     # by name, through the demo's metastore (still serving after the demo ended)
-    catalog = pyiceberg_catalog(load_settings(None, environ={**os.environ,
-                                                             "ICETIDE_HOME": str(home)}))
+    catalog = pyiceberg_catalog(load_settings(None, environ=demo_lake.env()))
     assert _rows(catalog, "ods_behavior.clickevent") == clicks["valid"]
     assert _rows(catalog, "ods_behavior.clickevent_dlq") == clicks["malformed"]
     products = _lake(catalog, "dim_db.products", ["productId", "product_price"])
@@ -143,12 +99,11 @@ def test_demo_60s_reconciles(tmp_path: Path, spark: SparkSession) -> None:
         assert products != seed_prices
     changes = _lake(catalog, "dim_db.user_member__changelog", ["_op"])
     assert {("+I",), ("+U",)} <= changes
-    assert _same_through_both_engines(spark, catalog) >= 10
+    assert _same_through_both_engines(spark, catalog, demo_lake.metastore_port) >= 10
 
 
-def _same_through_both_engines(spark: SparkSession, catalog: ReadCatalog) -> int:
+def _same_through_both_engines(spark: SparkSession, catalog: ReadCatalog, port: int) -> int:
     """Every table: pyiceberg's row count and integer-column sums equal Spark's."""
-    port = os.environ["ICETIDE_METASTORE__PORT"]
     spark.conf.set("spark.sql.catalog.demo", "org.apache.iceberg.spark.SparkCatalog")
     spark.conf.set("spark.sql.catalog.demo.type", "hive")
     spark.conf.set("spark.sql.catalog.demo.uri", f"thrift://127.0.0.1:{port}")
