@@ -15,6 +15,6 @@ VENV=${VENV:-.venv}
 WORKERS=${TEST_WORKERS:-$(nproc)}
 [ "$WORKERS" -gt 4 ] && [ -z "${TEST_WORKERS:-}" ] && WORKERS=4
 PARALLEL=()
-[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist loadgroup --no-loadscope-reorder)
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
 # --durations: the CI log names the slowest tests (the suite aims at < 30 min)
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=40 "${PARALLEL[@]}" "$@"

@@ -24,16 +24,27 @@ if os.environ.get("PYTEST_XDIST_WORKER") or "ICETIDE_METASTORE__PORT" not in os.
 
 # --- tests: whole modules per xdist worker (owner: tests) ------------------------------------
 # scripts/test.sh runs the suite on a worker per core (at most 4; pytest-xdist, --dist
-# loadgroup). A module's tests stay together on one worker, so its module fixtures start
-# once; modules that share a costly session fixture name one group (``xdist_group``, e.g.
-# the demo's lake in tests/e2e) and run on one worker too.
+# loadfile). A module's tests stay together on one worker, so its module fixtures start
+# once; modules that share a costly session fixture run on one worker too (SHARED_WORKER).
+# Not xdist_group marks: pytest 9.2 drops the node-id suffix they rely on (pytest-xdist
+# issue 1386), and --dist loadgroup then spreads a group silently.
+
+#: Modules that must share a worker, by name of what they share.
+SHARED_WORKER = {"tests/e2e/test_demo.py": "demo_lake",  # tests/e2e/conftest.py
+                 "tests/e2e/test_trino.py": "demo_lake"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return SHARED_WORKER.get(module, module)
+
+    return ByModule(config, log)  # type: ignore[arg-type]
 
 
 # --- runtime: Settings + the one session-scoped SparkSession (owner: runtime) ---------------

@@ -33,9 +33,7 @@ from tests.e2e.demo_lake import DemoLake
 
 INTEGRAL = ("bigint", "int", "smallint", "tinyint")
 
-# one worker builds the demo's lake for this module and test_trino
-pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
-              pytest.mark.xdist_group("demo_lake")]
+pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow]
 
 
 def _rows(catalog: ReadCatalog, name: str) -> int:

@@ -36,10 +36,8 @@ from icetide.query.trino_sql import run_trino
 from icetide.runtime.trino import dist
 from tests.e2e.demo_lake import DemoLake
 
-# one worker builds the demo's lake for this module and test_demo; the timeout: a hang
-# guard, not a budget
 pytestmark = [pytest.mark.spark, pytest.mark.kafka, pytest.mark.mariadb, pytest.mark.slow,
-              pytest.mark.xdist_group("demo_lake"), pytest.mark.timeout(1800)]
+              pytest.mark.timeout(1800)]  # a hang guard, not a budget
 
 #: Primary-key tables the demo updates and deletes in (merge-on-read: delete files).
 MERGE_ON_READ = ("dim_db.products", "dim_db.user_member", "dws.product_user",
