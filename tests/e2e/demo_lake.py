@@ -7,8 +7,7 @@ service, on a port of its own, keeps serving the lake after the demo ends, until
 session does: ``test_demo`` checks what the demo reconciled and more, ``test_trino``
 reads the same lake through Trino (a clickstream run with CDC updates and deletes, every
 layer, maintenance as the flows committed), so the suite runs the whole pipeline once
-for both. (tests/conftest.py's SHARED_WORKER keeps both modules on one
-xdist worker).
+for both (tests/conftest.py's SHARED_WORKER keeps the two modules on one xdist worker).
 """
 
 from __future__ import annotations
