@@ -148,7 +148,12 @@ def test_the_run_maintains_what_it_writes_and_reports_each_pass(
     assert list(report.step_seconds) == ["compaction", "deletes", "manifests", "expiry",
                                          "orphans"]
     assert "compaction" in report.actions and report.after is not None
-    assert report.after.data_files < report.before.data_files
+    # what the rewrite did: the files before and after it may differ by a batch that
+    # committed during the pass (seen: 3 → 3 with 2 rows more, the 3 small files → 1)
+    done = report.actions["compaction"]
+    rewritten, added = done["rewritten_data_files_count"], done["added_data_files_count"]
+    assert isinstance(rewritten, int) and isinstance(added, int), done
+    assert rewritten >= 2 and added < rewritten, done
     line = report.summary()
     assert line.startswith("lake.sch_dwd.kept in ") and "compaction " in line
     assert f"data files {report.before.data_files} → {report.after.data_files}" in line
