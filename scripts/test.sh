@@ -12,8 +12,8 @@ VENV=${VENV:-.venv}
 # once. A module's tests stay on one worker (tests/conftest.py); modules go out in their
 # order, the long end-to-end ones (tests/e2e) first, so none of them is left to run alone
 # at the end.
-WORKERS=${TEST_WORKERS:-$(nproc)}
-[ "$WORKERS" -gt 4 ] && [ -z "${TEST_WORKERS:-}" ] && WORKERS=4
+CORES=$(nproc)
+WORKERS=${TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}
 PARALLEL=()
 [ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
 # --durations: the CI log names the slowest tests (the suite aims at < 30 min)
