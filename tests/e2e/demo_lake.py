@@ -35,7 +35,6 @@ class DemoLake:
     home: Path
     report: dict[str, Any]  # the demo's --report
     metastore_port: int  # its catalog service, serving until the session ends
-    log: Path
 
     def env(self) -> dict[str, str]:
         """An icetide command's environment for this lake."""
@@ -77,4 +76,4 @@ def run_demo(tmp: Path, metastore_port: int) -> DemoLake:
     output = log.read_text()
     assert code == 0, f"demo exited {code}:\n{output[-6000:]}"
     print(f"\ndemo took {time.monotonic() - began:.0f}s\n{output[-2500:]}")
-    return DemoLake(home, json.loads(report.read_text()), metastore_port, log)
+    return DemoLake(home, json.loads(report.read_text()), metastore_port)

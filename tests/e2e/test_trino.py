@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from pyspark.sql import Row, SparkSession
 
-from icetide.config import MetastoreConfig, Settings, TrinoConfig
+from icetide.config import Settings, load_settings
 from icetide.devkit.embedded.process import free_port
 from icetide.query.trino_sql import run_trino
 from icetide.runtime.trino import dist
@@ -63,13 +63,11 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def lake(demo_lake: DemoLake, spark: SparkSession) -> Iterator[TrinoLake]:
     """The demo's lake (tests.e2e.demo_lake), and Trino started on it for the module."""
-    settings = Settings(home=demo_lake.home,
-                        metastore=MetastoreConfig(port=demo_lake.metastore_port),
-                        trino=TrinoConfig(port=free_port()))
+    env = {**demo_lake.env(), "ICETIDE_TRINO__PORT": str(free_port())}
+    settings = load_settings(None, environ=env)  # what the module's icetide commands see
     assert dist.installed(settings) is not None, (
         f"Trino {dist.VERSION} is not in the jar cache: run `make install-test` (the tests "
         "never download it)")
-    env = {**demo_lake.env(), "ICETIDE_TRINO__PORT": str(settings.trino.port)}
     try:
         started = _cli(env, "trino", "start")
         assert started.returncode == 0, started.stderr[-3000:]
