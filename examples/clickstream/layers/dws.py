@@ -1,17 +1,20 @@
 """DWS: per-product views with an exact UV, and the per-user wide profile.
 
-``dws.product_user`` (first-row, changelog)
-    One row per (productId, uid) pair ever seen. Its changelog holds ``+I`` for *new*
-    pairs only (first-row never updates), so "how many new users did this batch bring to
-    a product" is a plain count of the changelog rows.
+``dws.product_user`` (aggregation ``first_seen = min``, changelog)
+    One row per (productId, uid) pair in the clicks. Its changelog holds ``+I`` for *new*
+    pairs (a later click never updates a pair; an older one, e.g. from a correction, only
+    as ``-U/+U``) and ``-D`` for a pair whose clicks were all removed upstream, so "how
+    many users did this batch bring to (or take from) a product" is a count of those.
 ``dws.product_views`` (aggregation)
     One flow with two inputs folds into it: ``count_views_uv`` adds each batch's click
-    count per product (``views = sum``) and the new pairs from ``product_user``'s
-    changelog (``uv = sum``) — so ``uv`` is an exact distinct count maintained
-    incrementally, with no HLL error and no re-scan of history. ``name`` and
-    ``product_price`` are ``last_non_null``: the newest enrichment wins; the stored
-    ``_seq`` (``max``) is the newest event time (epoch ms) folded in and is the ordinal
-    that orders rows inside a batch.
+    count per product (``views = sum``) and the pairs new to or gone from
+    ``product_user``'s changelog (``uv = sum`` of +1/-1) — so ``uv`` is an exact distinct
+    count maintained incrementally, with no HLL error and no re-scan of history. ``name``
+    and ``product_price`` are ``last_non_null``: the newest non-null enrichment wins; the
+    stored ``_seq`` (``max``) is the newest event time (epoch ms) folded in and is the
+    ordinal that orders rows inside a batch. When clicks are removed upstream (an erase, a
+    correction), icetide recomputes the affected products from what the inputs hold
+    (docs/semantics.md).
 ``dws.user_activity`` (aggregation, changelog)
     Click counters per user: clicks, total expendTime, last click.
 ``dws.user_profile`` (partial-update with sequence groups)
@@ -19,9 +22,10 @@
     so a partial update of them is exact), member columns from the ``dim_db.user_member``
     changelog. Each side is a sequence group, so neither flow can overwrite the other's
     columns with nulls, and an older change of a group never overwrites a newer one:
-    activity is versioned by ``clicks`` (monotonic), member attributes by the member
-    changelog's ``_seq``. Counters are summed *before* the partial update (in
-    user_activity): partial-update alone cannot add.
+    activity is versioned by the activity changelog's ``_seq`` (a user whose clicks were
+    all removed clears the group), member attributes by the member changelog's ``_seq``.
+    A row left with no value is deleted (``remove_empty``). Counters are summed *before*
+    the partial update (in user_activity): partial-update alone cannot add.
 """
 
 from __future__ import annotations
@@ -42,10 +46,11 @@ SMALL: list[str] = []
 
 @dp.table(
     name="dws.product_user",
-    comment="Every (product, user) pair seen; changelog +I = a new pair",
+    comment="Every (product, user) pair seen; changelog +I = a new pair, -D = a pair gone",
     primary_key=["productId", "uid"],
     partition_cols=SMALL,
-    merge_engine=dp.first_row("first_seen"),
+    # min, not first-row: a correction may bring a pair an older click than it has
+    merge_engine=dp.aggregation(first_seen="min"),
     changelog=True,
 )
 def product_user() -> DataFrame:
@@ -69,6 +74,12 @@ dp.create_streaming_table(
 )
 
 
+def _newest(column: str) -> Column:
+    """The column's newest non-null value (by ``updateTime``) among the clicks."""
+    return F.expr(f"max_by({column}, updateTime) FILTER (WHERE {column} IS NOT NULL)"
+                  ).alias(column)
+
+
 @dp.append_flow(target="dws.product_views")
 def count_views_uv() -> DataFrame:
     """Per product, the batch's clicks (``views``) and the users new to it (``uv``).
@@ -84,18 +95,19 @@ def count_views_uv() -> DataFrame:
     """
     clicks = dp.read_stream("dwd.click_wide")
     views = clicks.groupBy("productId").agg(
-        F.max_by("name", "updateTime").alias("name"),
-        F.max_by("product_price", "updateTime").cast(PRICE_TYPE).alias("product_price"),
+        _newest("name"),
+        _newest("product_price").cast(PRICE_TYPE).alias("product_price"),
         F.count(F.lit(1)).alias("views"),
         F.lit(0).cast("bigint").alias("uv"),
         F.max("updateTime").cast("bigint").alias("_seq"),
     )
-    new_pairs = dp.read_stream("dws.product_user").where(F.col("_op") == "+I")
-    visitors = new_pairs.groupBy("productId").agg(
+    # +I: a pair new to the product; -D: a pair gone (all its clicks were removed)
+    pairs = dp.read_stream("dws.product_user").where(F.col("_op").isin("+I", "-D"))
+    visitors = pairs.groupBy("productId").agg(
         F.lit(None).cast("string").alias("name"),
         F.lit(None).cast(PRICE_TYPE).alias("product_price"),
         F.lit(0).cast("bigint").alias("views"),
-        F.count(F.lit(1)).alias("uv"),
+        F.sum(F.when(F.col("_op") == "+I", 1).otherwise(-1)).cast("bigint").alias("uv"),
         F.lit(None).cast("bigint").alias("_seq"),
     )
     return views.unionByName(visitors)
@@ -125,8 +137,9 @@ dp.create_streaming_table(
     partition_cols=SMALL,
     merge_engine=dp.partial_update(
         "updated_at",
-        sequence_groups={"clicks": ["expend_time", "last_click"],
+        sequence_groups={"activity_seq": ["clicks", "expend_time", "last_click"],
                          "member_seq": ["member_name", "memberLevel"]},
+        remove_empty=True,  # a user erased from the clicks and no member: no row
     ),
 )
 
@@ -137,17 +150,26 @@ def _profile(df: DataFrame, updated_at: str, activity: bool, member: bool) -> Da
         return (F.col(name) if present else F.lit(None)).cast(typ).alias(name)
 
     return df.select(
-        "uid", col("clicks", "bigint", activity), col("expend_time", "bigint", activity),
-        col("last_click", "timestamp", activity), col("member_seq", "bigint", member),
-        col("member_name", "string", member), col("memberLevel", "int", member),
+        "uid", col("activity_seq", "bigint", activity), col("clicks", "bigint", activity),
+        col("expend_time", "bigint", activity), col("last_click", "timestamp", activity),
+        col("member_seq", "bigint", member), col("member_name", "string", member),
+        col("memberLevel", "int", member),
         F.col(updated_at).cast("timestamp").alias("updated_at"),
     )
 
 
 @dp.append_flow(target="dws.user_profile")
 def profile_activity() -> DataFrame:
-    changes = dp.read_stream("dws.user_activity").where(F.col("_op").isin("+I", "+U"))
-    return _profile(changes, "last_click", activity=True, member=False)
+    """The user's counters as user_activity's changelog says: after images of inserts
+    and updates; a deleted user (all its clicks removed) clears the group (NULLs, newer
+    sequence), versioned by the changelog's ``_seq``."""
+    changes = dp.read_stream("dws.user_activity").where(F.col("_op").isin("+I", "+U", "-D"))
+    gone = F.col("_op") == "-D"
+    cleared = changes.select(
+        "uid", F.col("_seq").alias("activity_seq"),
+        *[F.when(~gone, F.col(c)).alias(c) for c in ("clicks", "expend_time", "last_click")],
+        F.when(gone, F.col("_commit_ts")).otherwise(F.col("last_click")).alias("changed_at"))
+    return _profile(cleared, "changed_at", activity=True, member=False)
 
 
 @dp.append_flow(target="dws.user_profile")

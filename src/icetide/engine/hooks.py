@@ -19,7 +19,7 @@ from icetide.flows.context import BatchContext, current_batch
 from icetide.lake.commit import load_table
 from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
-from icetide.tables.changelog import changelog_table_name
+from icetide.tables.changelog import COMMIT_TS, OP, SEQ, changelog_table_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -42,7 +42,9 @@ def _exists(ctx: BatchContext, ident: str) -> bool:
 
 def read_table(name: str, streaming: bool) -> DataFrame:
     """``dp.read``: the table's current snapshot; ``dp.read_stream``: what is new since the
-    flow's last commit (appended rows, or the changelog of a primary-key table)."""
+    flow's last commit (appended rows, or the changelog of a primary-key table) — or, in
+    a retraction or recomputation pass, what the batch removed or all the table holds
+    (:attr:`BatchContext.reading`)."""
     ctx = current_batch()
     ident = ctx.qualify(name)
     if not _exists(ctx, ident):
@@ -52,17 +54,37 @@ def read_table(name: str, streaming: bool) -> DataFrame:
     catalog, rest = ident.split(".", 1)
     changelog = f"{catalog}.{changelog_table_name(rest)}"
     is_pk = _exists(ctx, changelog)
-    source = IcebergTableSource(ctx.spark, changelog if is_pk else ident)
+    source = IcebergTableSource(ctx.spark, changelog if is_pk else ident,
+                                log_of=ident if is_pk else None)
     if source.key not in ctx.sources:  # discovery: first sight of this input
         if not is_pk and primary_key_of(ctx.spark, ident):  # changes would be refused
             source = IcebergTableSource(ctx.spark, ident, upserts=True)
         start = source.initial_position()
         ctx.add_source(source, source.plan_to(start, start))
-    rows = ctx.read_source(source.key)
-    if not is_pk:
-        return rows
+    rows = _stream_rows(ctx, source.key, ident, is_pk)
+    ctx.streamed[source.key] = rows
+    return rows
+
+
+def _stream_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFrame:
+    from pyspark.sql import functions as F
+
     columns = [f.name for f in ctx.spark.table(ident).schema.fields]
-    return flatten_changelog(rows, columns)
+    if ctx.reading == "full":
+        ctx.accessed.add(key)
+        rows = ctx.read_full(key)
+        kept = ctx.full_filter.get(key)
+        if kept is not None:
+            rows = rows.join(kept, kept.columns, "left_semi")
+        if not is_pk:
+            return rows
+        return rows.select(*columns, F.lit("+I").alias(OP), F.lit(0).cast("bigint").alias(SEQ),
+                           F.lit(None).cast("timestamp").alias(COMMIT_TS))
+    added = ctx.read_source(key)
+    if ctx.reading == "removed":  # a changelog's removed rows are retention, no change
+        removed = None if is_pk else ctx.read_removed(key)
+        added = removed if removed is not None else added.limit(0)
+    return flatten_changelog(added, columns) if is_pk else added
 
 
 def primary_key_of(spark: SparkSession, ident: str) -> list[str]:

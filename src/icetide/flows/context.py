@@ -46,6 +46,16 @@ class BatchContext:
     accessed: set[str] = field(default_factory=set)
     #: lake tables looked up with ``table`` (dimension reads)
     looked_up: set[str] = field(default_factory=set)
+    #: What ``dp.read_stream`` gives the transform: the rows each input ``added`` in
+    #: this batch; the rows it ``removed`` (a retraction pass); or ``full``, everything
+    #: it holds at the batch's end (a recomputation of the groups a removal touched).
+    reading: str = "added"
+    #: In ``full`` reading: per source key, a frame of the column values to keep (a
+    #: semi-join of the input on its columns), when the input's rows are known to reach
+    #: only the output keys they share (engine/changes.py).
+    full_filter: dict[str, DataFrame] = field(default_factory=dict)
+    #: The frames ``dp.read_stream`` returned, per source key (lineage of the output).
+    streamed: dict[str, DataFrame] = field(default_factory=dict)
     _cache: dict[str, DataFrame] = field(default_factory=dict)
     _cached_sources: set[str] = field(default_factory=set)
 
@@ -75,6 +85,35 @@ class BatchContext:
             self._cache[key] = df.persist(StorageLevel.MEMORY_AND_DISK)
             self._cached_sources.add(key)
         return self._cache[key]
+
+    def read_removed(self, name: str) -> DataFrame | None:
+        """The rows this batch's range of a source removed, read once; ``None``: none."""
+        key = self.aliases.get(name, name)
+        label = f"removed:{key}"
+        if label not in self._cache:
+            found = self.sources[key].removed(self.spark, self.batches[key])
+            if found is None:
+                return None
+            self.keep(label, found)
+        return self._cache[label]
+
+    def read_full(self, name: str) -> DataFrame:
+        """Everything a source holds at this batch's end (not cached: filtered per use)."""
+        key = self.aliases.get(name, name)
+        return self.sources[key].full(self.spark, self.batches[key])
+
+    def removes(self) -> bool:
+        """Whether a source the transform read removed rows in this batch."""
+        return any(self.batches[k].info.get("removes") for k in self.accessed
+                   if k in self.batches)
+
+    def derived(self, reading: str, full_filter: Mapping[str, DataFrame] | None = None
+                ) -> BatchContext:
+        """This batch read another way (``removed`` or ``full``), sharing its caches."""
+        from dataclasses import replace
+
+        return replace(self, reading=reading, full_filter=dict(full_filter or {}),
+                       streamed={}, side_outputs={}, side_metrics={})
 
     def keep(self, label: str, df: DataFrame, *, source: str | None = None) -> DataFrame:
         """Persist ``df`` for the rest of the batch (released with the batch); ``source``:
@@ -131,11 +170,14 @@ class BatchContext:
         return sum(observed[n] for n in names)
 
     def release(self) -> None:
-        """Drop cached source reads."""
+        """Drop cached source reads and what the sources held for the batch."""
         for df in self._cache.values():
             df.unpersist()
         self._cache.clear()
         self._cached_sources.clear()
+        for key in self.accessed:
+            if key in self.sources and key in self.batches:
+                self.sources[key].release(self.batches[key])
 
 
 def current_batch() -> BatchContext:

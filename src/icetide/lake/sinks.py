@@ -14,16 +14,25 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
+from icetide.lake.retract import RETRACT, append_with_retractions
 from icetide.model.keys import MarkerKeys
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
-from icetide.tables.merge_engines import MergeEngine
-from icetide.tables.merge_sql import DEL, MergeSpec, collapse_sql, compile_merge, merge_sql
+from icetide.tables.merge_engines import ADD_OPS, MergeEngine
+from icetide.tables.merge_sql import (
+    DEL,
+    GONE,
+    REPL,
+    MergeSpec,
+    collapse_sql,
+    compile_merge,
+    merge_sql,
+)
 from icetide.tables.sql import quote_qualified
 
 if TYPE_CHECKING:
@@ -32,6 +41,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _views = itertools.count()
+#: A batch column saying how a row of a primary-key target is applied: NULL, merged with
+#: the engine; ``R``, replaces the stored row (its group was recomputed); ``D``, deletes
+#: the key (see :mod:`icetide.engine.changes`).
+REPLACE = "__icetide_replace"
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,10 @@ class AppendSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Props, sides_done: frozenset[str]) -> WriteResult:
+        if RETRACT in df.columns:  # an input removed rows: retract and append in one MERGE
+            retracted = append_with_retractions(spark, df, target, resolved(props))
+            log.info("%s: %d row(s) retracted", target, retracted)
+            return {}
         commit.append(df, target, resolved(props))
         return {}
 
@@ -160,28 +177,61 @@ class MergeSink:
               props: Props, sides_done: frozenset[str]) -> WriteResult:
         schema = spark.table(target).schema
         types = types_of(schema)
-        batch = _temp_view("batch")
-        df.createOrReplaceTempView(batch)
-        spec = MergeSpec(target=quote_qualified(target), source=batch, keys=self.keys,
-                         columns=[f.name for f in schema.fields], op_column=self.op_column,
-                         ordinal_column=self.ordinal_column)
+        replacing = REPLACE in df.columns
+        spec = MergeSpec(target=quote_qualified(target), source="__icetide_batch",
+                         keys=self.keys, columns=[f.name for f in schema.fields],
+                         op_column=self.op_column, ordinal_column=self.ordinal_column,
+                         replacing=replacing)
+        views: list[str] = []
+        collapse = self._collapse_replacing if replacing else self._collapse
+        collapsed = collapse(spark, df, spec, views).persist()
         collapsed_view = _temp_view("collapsed")
-        collapsed = spark.sql(collapse_sql(self.engine, spec)).persist()
         collapsed.createOrReplaceTempView(collapsed_view)
         try:
-            retracts = compile_merge(self.engine, spec).delete_when is not None
-            probe = probe_keys(collapsed, self.keys, types, flag=DEL if retracts else None)
+            # a MERGE that may delete rows counts its changes exactly (see _merge)
+            deletes = replacing or compile_merge(self.engine, spec).delete_when is not None
+            flag = DEL if DEL in collapsed.columns and not replacing else None
+            probe = probe_keys(collapsed, self.keys, types, flag=flag)
             summary = resolved(props)  # after the probe: the loop's figures came with it
             if probe.rows == 0:  # nothing to merge: the position advances alone
                 commit.commit_marker_only(spark, target, summary)
                 return {target: Changes()}
             merge = _Merge(target, spec, types, collapsed_view, probe.predicate, summary)
             return {target: self._merge(spark, merge, sides_done,
-                                        retractions=probe.flagged > 0)}
+                                        retractions=deletes and (flag is None or
+                                                                 probe.flagged > 0))}
         finally:
             collapsed.unpersist()
-            for view in (batch, collapsed_view):
+            for view in (*views, collapsed_view):
                 spark.catalog.dropTempView(view)
+
+    def _collapse(self, spark: SparkSession, df: DataFrame, spec: MergeSpec,
+                  views: list[str]) -> DataFrame:
+        """``df`` collapsed to a row per key with the engine (``views``: temp views made)."""
+        batch = _temp_view("batch")
+        df.createOrReplaceTempView(batch)
+        views.append(batch)
+        return spark.sql(collapse_sql(self.engine, replace(spec, source=batch, replacing=False)))
+
+    def _collapse_replacing(self, spark: SparkSession, df: DataFrame, spec: MergeSpec,
+                            views: list[str]) -> DataFrame:
+        """The usual rows collapsed with the engine, the recomputed rows (``R``)
+        collapsed among themselves and flagged to replace the stored row, and the keys
+        whose group is gone (``D``) flagged for deletion."""
+        from pyspark.sql import functions as F
+
+        kind = F.col(REPLACE)
+        usual = self._collapse(spark, df.where(kind.isNull()).drop(REPLACE), spec, views)
+        fresh = df.where(kind == "R").drop(REPLACE)
+        if spec.op_column:
+            fresh = fresh.where(F.col(spec.op_column).isin(*ADD_OPS)).drop(spec.op_column)
+        fresh = self._collapse(spark, fresh, replace(spec, op_column=None), views)
+        gone = df.where(kind == "D").select(*spec.keys)
+        flags = [(False, False), (True, False), (True, True)]
+        parts = [frame.withColumn(REPL, F.lit(repl)).withColumn(GONE, F.lit(dead))
+                 for frame, (repl, dead) in zip((usual, fresh, gone), flags, strict=True)]
+        return (parts[0].unionByName(parts[1], allowMissingColumns=True)
+                .unionByName(parts[2], allowMissingColumns=True))
 
     def _merge(self, spark: SparkSession, merge: _Merge, sides_done: frozenset[str], *,
                retractions: bool) -> Changes:

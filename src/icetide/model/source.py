@@ -65,6 +65,22 @@ class Source(ABC, Generic[P]):
     def read(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame:
         """The rows of ``batch`` as a DataFrame (deterministic for the same range)."""
 
+    def removed(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame | None:
+        """The rows ``batch`` removed from the source (a lake table's deletes and
+        rewrites); ``None``: it removed none, ``read`` is the whole change."""
+        return None
+
+    def full(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame:
+        """Everything the source holds at ``batch.end``: the input of a recomputation
+        (of the groups a removal touched). Only lake tables can answer."""
+        from icetide.errors import SourceError
+
+        raise SourceError(f"source {self.key} cannot be read in full: only lake tables can "
+                          "be recomputed from")
+
+    def release(self, batch: BatchRange[P]) -> None:
+        """Free what reading ``batch`` held (called once the batch is done)."""
+
     def newest_event_ms(self, position: P) -> int | None:
         """The newest event time the data up to ``position`` reflects, when the source
         knows it (upstream lake tables do); a flow without an event-time column of its own

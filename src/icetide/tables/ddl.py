@@ -2,7 +2,8 @@
 
 Conventions (../shared/DESIGN.md):
 * append tables (facts, dead letters, changelogs): format v2, fanout writes, partitioned
-  by an Iceberg transform such as ``days(eventTime)``;
+  by an Iceberg transform such as ``days(eventTime)``; row-level changes merge-on-read,
+  so an erase or a correction writes position deletes instead of rewriting whole files;
 * primary-key tables: format v2 (v3 by property), merge-on-read for delete/update/merge,
   ``bucket(N, key)`` partitioning, identifier fields = key (set after creation).
 """
@@ -18,6 +19,9 @@ APPEND_TABLE_PROPERTIES: Mapping[str, str] = {
     "format-version": "2",
     "write.spark.fanout.enabled": "true",
     "write.distribution-mode": "none",
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
     "write.metadata.delete-after-commit.enabled": "true",
     "write.metadata.previous-versions-max": "100",
 }

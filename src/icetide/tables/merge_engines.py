@@ -123,6 +123,9 @@ class PartialUpdate:
     sequence_field: str | None = None
     sequence_groups: Mapping[str, Sequence[str]] = field(default_factory=dict, hash=False)
     on_delete: str = "error"
+    #: A row none of whose fields (sequence fields aside) holds a value after a merge is
+    #: deleted: each flow owns a group, and a row whose every group was retracted is gone.
+    remove_empty: bool = False
     name: ClassVar[str] = "partial-update"
 
     def __post_init__(self) -> None:
@@ -233,10 +236,14 @@ def partial_update(
     *,
     sequence_groups: Mapping[str, Sequence[str] | str] | None = None,
     on_delete: str = "error",
+    remove_empty: bool = False,
 ) -> PartialUpdate:
-    """``merge_engine=partial_update(sequence_groups={"g1_ts": ["a", "b"]})``."""
+    """``merge_engine=partial_update(sequence_groups={"g1_ts": ["a", "b"]})``;
+    ``remove_empty``: delete a row left without any value (its groups all retracted)."""
     groups = {k: _member_list(v) for k, v in (sequence_groups or {}).items()}
-    return PartialUpdate(sequence_field, groups, on_delete)
+    if not isinstance(remove_empty, bool):
+        raise PipelineError(f"partial-update: remove_empty={remove_empty!r} must be true or false")
+    return PartialUpdate(sequence_field, groups, on_delete, remove_empty)
 
 
 def aggregation(
@@ -362,7 +369,7 @@ def _parse_call(text: str) -> dict[str, Any]:
 
 _ENGINE_ARGS: dict[str, tuple[str, ...]] = {
     "deduplicate": ("sequence_field", "on_delete"),
-    "partial-update": ("sequence_field", "sequence_groups", "on_delete"),
+    "partial-update": ("sequence_field", "sequence_groups", "on_delete", "remove_empty"),
     "aggregation": ("functions", "default", "on_delete"),
     "first-row": ("sequence_field", "on_delete"),
 }

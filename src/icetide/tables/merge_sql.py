@@ -48,6 +48,10 @@ DEL = "__icetide_del"  # the collapsed row of a key is a retraction
 RESET = "__icetide_reset"  # a retraction happened inside the batch (partial-update remove)
 DEL_SEQ = "__icetide_del_seq"  # sequence of the batch's last retraction
 ORD = "__icetide_ord"  # the source's ordinal column
+#: In a replacing MERGE (``MergeSpec.replacing``): the row replaces the stored one
+#: (a recomputed group), and the key is deleted (its group is gone).
+REPL = "__icetide_repl"
+GONE = "__icetide_gone"
 _DELETE_HINT = {
     "deduplicate": "'remove' or 'ignore'", "partial-update": "'ignore' or 'remove'",
     "aggregation": "'ignore' or 'retract'", "first-row": "'ignore'",
@@ -72,6 +76,10 @@ class MergeSpec:
     columns: Sequence[str]
     op_column: str | None = None
     ordinal_column: str | None = None
+    #: The collapsed source also carries :data:`REPL` and :data:`GONE` (booleans): rows
+    #: recomputed from their inputs replace the stored row or delete the key, whatever
+    #: the engine; the other rows merge with the engine as usual.
+    replacing: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(self.keys))
@@ -302,12 +310,21 @@ def _partial_update(engine: PartialUpdate, spec: MergeSpec) -> MergeActions:
             expr = f"CASE WHEN {sql_and(f's.{RESET}', del_newer)} THEN s.{q(col)} ELSE {expr} END"
         assignments.append((col, expr))
     live = f"NOT s.{DEL}" if remove else "TRUE"
+    delete_when = sql_and(f"s.{DEL}", del_newer) if remove else None
+    insert_when = live
+    if engine.remove_empty:  # a row left without any value is deleted, never inserted
+        content = [c for c in spec.value_columns
+                   if c != engine.sequence_field and c not in engine.sequence_groups]
+        assigned = dict(assignments)
+        empty = sql_and(*[f"({assigned[c]}) IS NULL" for c in content])
+        delete_when = empty if delete_when is None else f"({delete_when}) OR ({empty})"
+        insert_when = sql_and(live, f"NOT ({sql_and(*[f's.{q(c)} IS NULL' for c in content])})")
     return MergeActions(
         collapse_sql=_partial_collapse(engine, spec),
-        delete_when=sql_and(f"s.{DEL}", del_newer) if remove else None,
+        delete_when=delete_when,
         update_when=live if assignments else None,
         assignments=tuple(assignments),
-        insert_when=live,
+        insert_when=insert_when,
     )
 
 
@@ -360,12 +377,33 @@ def compile_merge(engine: EngineLike, spec: MergeSpec) -> MergeActions:
     if problem:
         raise PipelineError(f"MERGE into {spec.target} with the {eng.name} engine: {problem}")
     if isinstance(eng, Deduplicate):
-        return _deduplicate(eng, spec)
-    if isinstance(eng, PartialUpdate):
-        return _partial_update(eng, spec)
-    if isinstance(eng, Aggregation):
-        return _aggregation(eng, spec)
-    return _first_row(eng, spec)
+        actions = _deduplicate(eng, spec)
+    elif isinstance(eng, PartialUpdate):
+        actions = _partial_update(eng, spec)
+    elif isinstance(eng, Aggregation):
+        actions = _aggregation(eng, spec)
+    else:
+        actions = _first_row(eng, spec)
+    return _replacing(actions, spec) if spec.replacing else actions
+
+
+def _replacing(actions: MergeActions, spec: MergeSpec) -> MergeActions:
+    """``actions`` for the usual rows; recomputed rows (:data:`REPL`) replace the stored
+    row or insert it, and :data:`GONE` rows delete their key."""
+    repl, gone = f"s.{REPL}", f"s.{GONE}"
+    usual, kept = f"NOT {repl}", f"({repl} AND NOT {gone})"
+
+    def either(own: str | None) -> str:
+        return kept if own is None else f"({kept} OR ({usual} AND ({own})))"
+
+    stored = dict(actions.assignments)
+    assignments = tuple(
+        (c, f"CASE WHEN {repl} THEN s.{q(c)} ELSE {stored.get(c, f't.{q(c)}')} END")
+        for c in spec.value_columns)
+    delete = gone if actions.delete_when is None else (
+        f"({gone} OR ({usual} AND ({actions.delete_when})))")
+    return MergeActions(actions.collapse_sql, delete, either(actions.update_when),
+                        assignments, either(actions.insert_when))
 
 
 def _when(condition: str) -> str:

@@ -10,10 +10,14 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from icetide.config import Settings
 from icetide.devkit.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.engine.run import PipelineRun
 from icetide.engine.targets import ensure_table
+from icetide.lake.commit import load_table
 from icetide.lake.sinks import MergeSink
 from icetide.model.markers import Marker
+from icetide.pipelines import load_pipeline
 from icetide.pipelines.spec import TableSpec
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.merge_engines import Deduplicate
@@ -103,3 +107,34 @@ def produce(bootstrap: str, topic: str, values: Sequence[bytes]) -> None:
     for value in values:
         producer.produce(topic, value)
     producer.flush(30)
+
+
+BASE_MS = 1_763_700_000_000
+LAYER_TABLES = ("dwd.click_wide", "dws.product_user", "dws.product_views",
+                "dws.user_activity", "dws.user_profile", "ads.daily_product_report")
+
+
+class Lake:
+    """A private catalog with the example pipeline pointed at it and a topic."""
+
+    def __init__(self, spark: SparkSession, settings: Settings, cat: str,
+                 pipeline: Path, bootstrap: str, topic: str) -> None:
+        self.spark, self.settings, self.cat = spark, settings, cat
+        self.pipeline = load_pipeline(pipeline)
+        self.bootstrap, self.topic = bootstrap, topic
+        self.dims = Dimensions(spark, cat)
+
+    def rows(self, sql: str) -> set[tuple[object, ...]]:
+        return {tuple(r) for r in self.spark.sql(sql.replace("{c}", self.cat)).collect()}
+
+    def sql(self, sql: str) -> None:
+        self.spark.sql(sql.replace("{c}", self.cat))
+
+    def run(self) -> dict[str, int]:
+        done = PipelineRun(self.spark, self.settings, self.pipeline).run_once()
+        return {name: sum(r.rows for r in results) for name, results in done.items()
+                if results and name != "ods_behavior.clickevent"}
+
+    def snapshots(self) -> dict[str, int]:
+        return {t: int(load_table(self.spark, f"{self.cat}.{t}").currentSnapshot().snapshotId())
+                for t in LAYER_TABLES}

@@ -8,66 +8,16 @@ layer equals a from-scratch computation over ODS and the dimensions.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
 
-from icetide.config import KafkaConfig, Settings
 from icetide.devkit.demo.reconcile import all_ok, reconcile_layers
-from icetide.engine.run import PipelineRun
 from icetide.lake.commit import load_table
-from icetide.pipelines import load_pipeline
-from tests.integration.layers.layers_helpers import (
-    Dimensions,
-    click_events,
-    copy_pipeline,
-    produce,
-    register_catalog,
-)
+from tests.integration.layers.layers_helpers import BASE_MS, Lake, click_events, produce
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
-
-BASE_MS = 1_763_700_000_000
-LAYER_TABLES = ("dwd.click_wide", "dws.product_user", "dws.product_views",
-                "dws.user_activity", "dws.user_profile", "ads.daily_product_report")
-
-
-class Lake:
-    def __init__(self, spark: SparkSession, settings: Settings, cat: str,
-                 pipeline: Path, bootstrap: str, topic: str) -> None:
-        self.spark, self.settings, self.cat = spark, settings, cat
-        self.pipeline = load_pipeline(pipeline)
-        self.bootstrap, self.topic = bootstrap, topic
-        self.dims = Dimensions(spark, cat)
-
-    def rows(self, sql: str) -> set[tuple[object, ...]]:
-        return {tuple(r) for r in self.spark.sql(sql.replace("{c}", self.cat)).collect()}
-
-    def run(self) -> dict[str, int]:
-        done = PipelineRun(self.spark, self.settings, self.pipeline).run_once()
-        return {name: sum(r.rows for r in results) for name, results in done.items()
-                if results and name != "ods_behavior.clickevent"}
-
-    def snapshots(self) -> dict[str, int]:
-        return {t: int(load_table(self.spark, f"{self.cat}.{t}").currentSnapshot().snapshotId())
-                for t in LAYER_TABLES}
-
-
-@pytest.fixture()
-def lake(spark: SparkSession, icetide_settings: Settings, broker: str,
-         kafka_topic: object, tmp_path: Path) -> Iterator[Lake]:
-    cat = f"lay_{uuid.uuid4().hex[:6]}"
-    register_catalog(spark, cat, tmp_path / "warehouse")
-    topic = kafka_topic(partitions=2)  # type: ignore[operator]
-    pipeline = copy_pipeline(tmp_path, cat, topic)
-    settings = icetide_settings.model_copy(update={"kafka": KafkaConfig(bootstrap=broker)})
-    yield Lake(spark, settings, cat, pipeline, broker, topic)
-
 
 def check_report(lake: Lake) -> None:
     snap = load_table(lake.spark, f"{lake.cat}.ads.daily_product_report").currentSnapshot()

@@ -165,18 +165,24 @@ def check_product_views(spark: SparkSession, c: str) -> list[Check]:
         spark, "dws.product_views (views, uv) = recomputation over ODS",
         f"SELECT productId, count(*), count(DISTINCT uid) FROM {c}.{ODS} GROUP BY productId",
         f"SELECT productId, views, uv FROM {c}.dws.product_views")
-    # name/price = the enrichment of one of the product's newest clicks (ties on updateTime)
-    newest = (f"SELECT DISTINCT w.productId, w.name, w.product_price FROM {c}.{DWD} w JOIN "
-              f"(SELECT productId, max(updateTime) AS t FROM {c}.{DWD} GROUP BY productId) x "
-              "ON w.productId = x.productId AND w.updateTime = x.t")
-    stale = _count(spark, (
-        f"SELECT count(*) FROM {c}.dws.product_views v LEFT ANTI JOIN ({newest}) n "
-        "ON v.productId = n.productId AND v.name <=> n.name "
-        "AND v.product_price <=> n.product_price"))
+    stale = sum(_count(spark, (
+        f"SELECT count(*) FROM {c}.dws.product_views v LEFT ANTI JOIN ({_newest(c, col)}) n "
+        f"ON v.productId = n.productId AND v.{col} <=> n.v")) for col in ("name", "product_price"))
     total = _count(spark, f"SELECT count(*) FROM {c}.dws.product_views")
     return [counts, Check("dws.product_views (name, price) = newest click's enrichment",
                           stale == 0, total, total - stale,
                           f"({stale} products with another enrichment)" if stale else "")]
+
+
+def _newest(c: str, column: str) -> str:
+    """Per product, the values of ``column`` in its newest clicks (ties on updateTime)
+    where it is not NULL; NULL for a product none of whose clicks has one."""
+    col = quote_ident(column)
+    return (f"SELECT w.productId, w.{col} AS v FROM {c}.{DWD} w JOIN (SELECT productId, "
+            f"max(updateTime) AS t FROM {c}.{DWD} WHERE {col} IS NOT NULL GROUP BY productId) x "
+            f"ON w.productId = x.productId AND w.updateTime = x.t AND w.{col} IS NOT NULL "
+            f"UNION ALL SELECT productId, NULL FROM {c}.{DWD} GROUP BY productId "
+            f"HAVING count({col}) = 0")
 
 
 def check_user_profile(spark: SparkSession, c: str) -> Check:

@@ -1,0 +1,122 @@
+"""A batch whose inputs removed rows: what the flow's target must retract or recompute.
+
+A flow's query is written for rows that arrive (``dp.read_stream`` gives the rows each
+input added). When an input also *removed* rows in the batch (a GDPR erase, a
+correction, a rewrite — :mod:`icetide.lake.changes`), the engine runs the same query
+again over other views of its inputs, as differential dataflow does for a linear
+operator, and hands the sink one frame that says what to do:
+
+* **append target** (filter / project / lookup join): the query over the removed rows
+  gives the rows to retract. They are matched in the target on the columns the query
+  carries unchanged from its stream inputs (the *lineage* columns: same Spark attribute
+  from input to output; lookup columns are as of processing time and may have changed
+  since, so they are not matched on). The frame gains :data:`RETRACT`, a struct of
+  those columns, set on retraction rows (:mod:`icetide.lake.retract` applies it).
+* **primary-key target** (aggregations, first-row, deduplicate): the query over the
+  removed rows names the affected keys. Their rows are recomputed by the query over
+  everything its inputs hold at the batch's end, restricted to those keys — exact for
+  every merge engine, invertible or not — and replace the stored rows; an affected key
+  the recomputation no longer produces is deleted. The other keys take the batch's
+  increment as usual. The frame gains :data:`REPLACE` (``R``: replaces the row, ``D``:
+  deletes the key, NULL: the usual increment; see :class:`icetide.lake.sinks.MergeSink`).
+
+The recomputation reads an input only for the affected keys when the output key is the
+input's own column (lineage), else reads it whole (correct, costlier). A query that is
+not linear in its stream inputs (a join of two streams) cannot be retracted this way;
+icetide has no stream-stream joins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from icetide.errors import PipelineError, listed
+from icetide.flows.context import BatchContext, bound
+from icetide.lake.retract import RETRACT
+from icetide.lake.sinks import REPLACE
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: Runs the flow's query under a batch context.
+Query = Callable[[BatchContext], "DataFrame"]
+
+
+def _attributes(df: DataFrame) -> dict[str, int]:
+    """Output column → Spark attribute id of ``df``'s analyzed plan."""
+    output = df._jdf.queryExecution().analyzed().output()
+    attrs = (output.apply(i) for i in range(int(output.size())))
+    return {str(a.name()): int(a.exprId().id()) for a in attrs}
+
+
+def lineage(out: DataFrame, streamed: Mapping[str, DataFrame]) -> dict[str, tuple[str, str]]:
+    """Output columns carried unchanged from a stream input: column → (source key,
+    input column)."""
+    found: dict[int, tuple[str, str]] = {}
+    for key, frame in streamed.items():
+        for name, attr in _attributes(frame).items():
+            found.setdefault(attr, (key, name))
+    return {name: found[attr] for name, attr in _attributes(out).items() if attr in found}
+
+
+def _run(query: Query, ctx: BatchContext) -> DataFrame:
+    with bound(ctx):
+        return query(ctx)
+
+
+def with_retractions(ctx: BatchContext, out: DataFrame, query: Query, target: str
+                     ) -> DataFrame:
+    """``out`` plus the rows to retract from an append target (:data:`RETRACT`)."""
+    from pyspark.sql import functions as F
+
+    carried = lineage(out, ctx.streamed)
+    if not carried:
+        raise PipelineError(
+            f"{target}: its inputs removed rows in this batch, but none of its columns is "
+            "carried unchanged from a streamed input, so the rows to retract cannot be "
+            f"found. Keep an input column as it is (e.g. an id), or rebuild: `icetide table "
+            f"refresh {target.split('.', 1)[-1]}`")
+    gone = _run(query, ctx.derived("removed"))
+    match = [c for c in out.columns if c in carried]
+    marked = F.struct(*[F.col(c) for c in match])
+    none = F.lit(None).cast(gone.select(marked.alias("m")).schema["m"].dataType)
+    return (out.withColumn(RETRACT, none)
+            .unionByName(gone.select(*out.columns).withColumn(RETRACT, marked)))
+
+
+def with_recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str,
+                    keys: Sequence[str]) -> DataFrame:
+    """``out`` for the keys no removal touched, plus the recomputed rows (or deletions)
+    of those it touched (:data:`REPLACE`)."""
+    from pyspark.sql import functions as F
+
+    missing = [k for k in keys if k not in out.columns]
+    if missing:
+        raise PipelineError(f"{target}: key column(s) {listed(missing)} are not produced by "
+                            "its flow, so the groups a removal touches cannot be recomputed")
+    gone = _run(query, ctx.derived("removed"))
+    affected = ctx.keep(f"affected:{target}", gone.select(*keys).distinct())
+    fresh = _run(query, ctx.derived("full", _prefilters(ctx, out, affected, keys)))
+    fresh = fresh.join(affected, list(keys), "left_semi")
+    vanished = affected.join(fresh.select(*keys), list(keys), "left_anti")
+    blank = [F.lit(None).cast(f.dataType).alias(f.name) for f in out.schema.fields
+             if f.name not in keys]
+    return (out.join(affected, list(keys), "left_anti").withColumn(REPLACE, F.lit(None))
+            .unionByName(fresh.select(*out.columns).withColumn(REPLACE, F.lit("R")))
+            .unionByName(vanished.select(*keys, *blank).select(*out.columns)
+                         .withColumn(REPLACE, F.lit("D"))))
+
+
+def _prefilters(ctx: BatchContext, out: DataFrame, affected: DataFrame,
+                keys: Sequence[str]) -> dict[str, DataFrame]:
+    """Per streamed input that carries every output key unchanged: the affected keys under
+    the input's own column names (that input is read for them alone)."""
+    carried = lineage(out, ctx.streamed)
+    by_source: dict[str, dict[str, str]] = {}
+    for key in keys:
+        if key in carried:
+            source, column = carried[key]
+            by_source.setdefault(source, {})[key] = column
+    return {source: affected.select(*[affected[k].alias(c) for k, c in names.items()])
+            for source, names in by_source.items() if len(names) == len(keys)}

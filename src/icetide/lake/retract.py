@@ -1,0 +1,139 @@
+"""Retract rows from an append table and append new ones, in ONE commit carrying the marker.
+
+An append table has no key, so a retraction names the rows to remove by the columns its
+flow carries unchanged from its inputs (``match``, see :mod:`icetide.engine.changes`):
+each retraction removes one stored row with those values. Which of several such rows
+goes is chosen deterministically (ordered by every column), so a replay removes the same.
+
+Spark's MERGE cannot name a target row by position (``_file``/``_pos`` do not resolve in
+its ``ON``), so the chosen rows are matched on all their columns: a MERGE deletes every
+stored copy of each chosen row, and re-inserts the copies that were not chosen (they are
+identical, so nothing else changes); the new rows are inserted by the same statement. A
+retraction that finds no stored row stops the flow: the row it names was produced
+differently from how it is retracted now (a filter or join on a lookup column whose
+value changed), and skipping it would leave the target wrong without a word.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from icetide.errors import IcetideError
+from icetide.lake import commit
+from icetide.tables.sql import quote_ident as q
+from icetide.tables.sql import quote_qualified
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+RETRACT = "__icetide_retract"
+_views = itertools.count()
+_KIND, _WANT, _RANK, _HAVE, _TAKE = (f"__icetide_{n}" for n in ("kind", "want", "rank",
+                                                                   "have", "take"))
+
+
+class UnmatchedRetraction(IcetideError):
+    """Rows an input removed have no row to retract in the target."""
+
+    def __init__(self, target: str, missing: int, match: Sequence[str]) -> None:
+        super().__init__(
+            f"{target}: {missing} row(s) removed upstream match no stored row on "
+            f"{', '.join(match)}, the columns its flow carries unchanged: the target holds "
+            "them as produced then, and a filter or join on a lookup value that has "
+            "changed since selects them differently now. Rebuild it from its inputs: "
+            f"`icetide table refresh {target.split('.', 1)[-1]}`")
+
+
+def _null_safe(left: DataFrame, right: DataFrame, columns: Sequence[str]) -> Column:
+    from functools import reduce
+
+    return reduce(lambda a, b: a & b, (left[c].eqNullSafe(right[c]) for c in columns))
+
+
+def _chosen(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> DataFrame:
+    """The stored rows to remove: per ``match`` value, as many as retracted."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cand = stored.join(F.broadcast(wanted), _null_safe(stored, wanted, match), "inner")
+    cand = cand.select(*[stored[c] for c in stored.columns], wanted[_WANT])
+    order = Window.partitionBy(*match).orderBy(*[F.col(c).asc_nulls_first()
+                                                 for c in stored.columns])
+    return cand.withColumn(_RANK, F.row_number().over(order)).where(F.col(_RANK) <= F.col(_WANT))
+
+
+def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
+                 ) -> tuple[DataFrame, int, int]:
+    """The MERGE's source rows (``_KIND`` D: delete every copy, I: insert), the rows
+    retracted and the retractions that found no row; ``held``: frames it cached, for the
+    caller to release after the MERGE."""
+    from pyspark.sql import functions as F
+
+    match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
+    columns = [c for c in df.columns if c != RETRACT]
+    wanted = (df.where(F.col(RETRACT).isNotNull()).select(f"{RETRACT}.*")
+              .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
+    try:
+        want = int(wanted.agg(F.sum(_WANT)).collect()[0][0] or 0)
+        stored = spark.table(target).select(*columns)
+        chosen = _chosen(stored, wanted, match).drop(_RANK, _WANT)
+        per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
+        held.append(per_row)
+        taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
+    finally:
+        wanted.unpersist()
+    have = stored.join(per_row, _null_safe(stored, per_row, columns), "left_semi")
+    have = have.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
+    counts = per_row.join(have, _null_safe(per_row, have, columns)).select(
+        *[per_row[c] for c in columns], per_row[_TAKE], have[_HAVE])
+    keep = counts.where(F.col(_HAVE) > F.col(_TAKE)).select(
+        *columns, F.explode(F.array_repeat(F.lit(1), (F.col(_HAVE) - F.col(_TAKE)).cast("int"))))
+    source = (per_row.select(*columns).withColumn(_KIND, F.lit("D"))
+              .unionByName(keep.select(*columns).withColumn(_KIND, F.lit("I")))
+              .unionByName(df.where(F.col(RETRACT).isNull()).select(*columns)
+                           .withColumn(_KIND, F.lit("I"))))
+    return source, taken, want - taken
+
+
+def merge_statement(target: str, view: str, columns: Sequence[str],
+                    types: Mapping[str, str]) -> str:
+    """The MERGE that deletes the ``D`` rows (every copy) and inserts the ``I`` rows."""
+    def same(c: str) -> str:
+        if "map<" in types.get(c, "").lower():
+            return f"to_json(t.{q(c)}) <=> to_json(s.{q(c)})"
+        return f"t.{q(c)} <=> s.{q(c)}"
+
+    on = " AND ".join([f"s.{_KIND} = 'D'", *(same(c) for c in columns)])
+    cols = ", ".join(q(c) for c in columns)
+    vals = ", ".join(f"s.{q(c)}" for c in columns)
+    return (f"MERGE INTO {quote_qualified(target)} AS t USING {view} AS s ON {on}\n"
+            "WHEN MATCHED THEN DELETE\n"
+            f"WHEN NOT MATCHED AND s.{_KIND} = 'I' THEN INSERT ({cols}) VALUES ({vals})")
+
+
+def append_with_retractions(spark: SparkSession, df: DataFrame, target: str,
+                            props: Mapping[str, str]) -> int:
+    """Retract and append in one commit; the rows retracted."""
+    held: list[DataFrame] = []
+    view = f"__icetide_retract_{next(_views)}"
+    try:
+        source, taken, missing = merge_source(spark, df, target, held)
+        if missing:
+            match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
+            raise UnmatchedRetraction(target, missing, match)
+        source.createOrReplaceTempView(view)
+        types = {f.name: f.dataType.simpleString() for f in source.schema.fields}
+        columns = [c for c in df.columns if c != RETRACT]
+        statement = merge_statement(target, view, columns, types)
+        commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
+    finally:
+        spark.catalog.dropTempView(view)
+        for frame in held:  # cached plans over staged scans must not outlive the batch
+            frame.unpersist()
+    return taken
+
+
+def _run(spark: SparkSession, statement: str) -> None:
+    spark.sql(statement)
