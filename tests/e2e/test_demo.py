@@ -73,8 +73,13 @@ def test_demo_60s_reconciles(demo_lake: DemoLake, spark: SparkSession) -> None:
     names = " | ".join(c["name"] for c in checks)
     for expected in ("ODS rows", "DLQ rows", "dim_db.products", "dim_db.user_member",
                      "dwd.click_wide", "dws.product_views", "dws.user_profile",
-                     "ads.daily_product_report"):
+                     "ads.daily_product_report", "erase of user", "correction of product"):
         assert expected in names
+    assert len(checks) >= 13
+    # the erase and the correction happened mid-run and reached every layer (checks above)
+    edits = {e["name"].split(" ")[0]: e for e in report["edits"]}
+    assert edits["erase"]["rows"] > 0 and edits["correction"]["rows"] > 0
+    erased = edits["erase"]["rows"]
     clicks, business = report["clicks"], report["business"]
     assert report["dims"] == "cdc" and report["mariadb"]["seeded"] is True
     assert clicks["valid"] > 10_000 and clicks["malformed"] > 0
@@ -84,7 +89,7 @@ def test_demo_60s_reconciles(demo_lake: DemoLake, spark: SparkSession) -> None:
     # independently: ODS / DLQ from table metadata, dims vs MariaDB via pyiceberg
     # by name, through the demo's metastore (still serving after the demo ended)
     catalog = pyiceberg_catalog(load_settings(None, environ=demo_lake.env()))
-    assert _rows(catalog, "ods_behavior.clickevent") == clicks["valid"]
+    assert _rows(catalog, "ods_behavior.clickevent") == clicks["valid"] - erased
     assert _rows(catalog, "ods_behavior.clickevent_dlq") == clicks["malformed"]
     products = _lake(catalog, "dim_db.products", ["productId", "product_price"])
     members = _lake(catalog, "dim_db.user_member", ["userid", "name", "memberLevel"])

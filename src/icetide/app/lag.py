@@ -23,6 +23,8 @@ from icetide.model.positions import KafkaPosition
 from icetide.model.source import AnySource, Position
 from icetide.pipelines.graph import PipelineGraph
 from icetide.runtime.catalogs import ReadCatalog
+from icetide.sources.iceberg import snapshot_step
+from icetide.tables.changelog import CHANGELOG_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -143,18 +145,22 @@ class LagProbes:
             parts = parts[1:]
         table = self.catalog.load_table(parts)
         start = position.get("snapshot") if isinstance(position, Mapping) else None
-        snaps, rows = 0, 0
+        snaps, rows, removes = 0, 0, False
+        log = key.endswith(CHANGELOG_SUFFIX)
         snap = table.current_snapshot()
         while snap is not None and snap.snapshot_id != start:
             summary = snap.summary
-            if summary is not None and summary.operation.value == "append":
-                rows += int(summary.additional_properties.get("added-records", "0"))
+            if summary is not None:
+                step = snapshot_step(snap.snapshot_id, summary.operation.value,
+                                     summary.additional_properties, log=log)
+                rows, removes = rows + step.rows, removes or step.removes
             snaps += 1
             parent = snap.parent_snapshot_id
             snap = table.snapshot_by_id(parent) if parent is not None else None
-        # pending rows, not snapshots: commits that added nothing (marker-only batches,
-        # compactions) leave nothing to read
-        return SourceLag(key, float(rows), "rows", {"snapshots": snaps, "rows": rows})
+        # pending rows, not snapshots: commits that changed nothing (marker-only batches,
+        # compactions) leave nothing to read; rows deleted or rewritten count as changes
+        return SourceLag(key, float(rows), "rows",
+                         {"snapshots": snaps, "rows": rows, "removes": removes})
 
     def close(self) -> None:
         """Close the clients this object opened."""

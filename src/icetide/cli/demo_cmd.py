@@ -98,6 +98,9 @@ def _echo_report(report: DemoReport) -> None:
         click.echo(f"MariaDB {report.shop.database}: "
                    f"{'seeded now' if report.shop.seeded else 'resumed'}, data in "
                    f"{report.settings.path('mariadb')} (stopped; credentials.json there)")
+    for edit in report.edits:
+        click.echo(f"edited mid-run at ODS: {edit.name} ({edit.rows:,} clicks "
+                   f"{'deleted' if edit.removes else 'rewritten'} by SQL)")
     if report.checks:
         click.echo("reconciliation:")
         for check in report.checks:

@@ -28,7 +28,7 @@ from icetide.tables.merge_engines import (
     PartialUpdate,
     aggregation,
 )
-from icetide.tables.merge_sql import MergeSpec, collapse_sql, merge_sql
+from icetide.tables.merge_sql import GONE, REPL, MergeSpec, collapse_sql, merge_sql
 from icetide.tables.sql import quote_ident, quote_table
 
 pytestmark = pytest.mark.spark
@@ -69,7 +69,8 @@ class Table:
         return out
 
     def run(self, rows: Sequence[dict[str, Any]], extra: Mapping[str, str]) -> list[dict[str, Any]]:
-        """Merge ``rows`` (with extra source columns ``extra``); returns the changelog rows."""
+        """Merge ``rows`` (with extra source columns ``extra``; with the replacing flags,
+        rows already collapsed); returns the changelog rows."""
         schema = ", ".join(
             f"{quote_ident(c)} {t}" for c, t in {**self.columns, **extra}.items()
         )
@@ -80,9 +81,19 @@ class Table:
             self.ident, "mt_batch", self.keys, list(self.columns),
             op_column="_op" if "_op" in extra else None,
             ordinal_column="_ord" if "_ord" in extra else None,
+            replacing=REPL in extra,
         )
-        collapsed = self.spark.sql(collapse_sql(self.engine, spec)).cache()
-        collapsed.createOrReplaceTempView("mt_collapsed")
+        if spec.replacing:  # the sink collapses the parts itself; here they come collapsed
+            self.spark.table("mt_batch").cache().createOrReplaceTempView("mt_collapsed")
+            return self._merge(spec, "mt_collapsed")
+        return self._merge(spec, None)
+
+    def _merge(self, spec: MergeSpec, collapsed_view: str | None) -> list[dict[str, Any]]:
+        if collapsed_view is None:
+            collapsed = self.spark.sql(collapse_sql(self.engine, spec)).cache()
+            collapsed.createOrReplaceTempView("mt_collapsed")
+        else:
+            collapsed = self.spark.table(collapsed_view)
         self.batches += 1
         before = self.state()
         changes = self.spark.sql(changelog_sql(
@@ -284,3 +295,36 @@ def test_odd_identifiers_and_composite_key(sp: SparkSession) -> None:
         (1, "a"): {"the id": 1, "k`2": "a", "val ue": "v2", "seq-no": 2},
         (1, "b"): {"the id": 1, "k`2": "b", "val ue": "it's \\ odd", "seq-no": 1},
     }
+
+
+def test_partial_update_remove_empty(sp: SparkSession) -> None:
+    """A row whose every group was cleared is deleted, never inserted empty."""
+    cols = {"id": "int", "a": "string", "ga": "bigint", "b": "string", "gb": "bigint"}
+    t = Table(sp, PartialUpdate(None, {"ga": ["a"], "gb": ["b"]}, remove_empty=True), cols, ["id"])
+    t.run([r(1, 0, a="a1", ga=1), r(1, 1, b="b1", gb=1), r(2, 2, a="a2", ga=1),
+           r(3, 3, a=None, ga=1)], OPS)
+    assert set(t.rows()) == {1, 2}  # key 3 arrived empty: not inserted
+    t.run([r(1, 0, a=None, ga=2), r(2, 1, a=None, ga=2)], OPS)
+    assert t.rows() == {1: {"id": 1, "a": None, "ga": 2, "b": "b1", "gb": 1}}
+
+
+REPLACING = {REPL: "boolean", GONE: "boolean"}
+
+
+def test_replacing_overrides_any_engine(sp: SparkSession) -> None:
+    """Recomputed rows replace the stored row whatever the engine; gone keys are deleted;
+    the other rows merge with the engine (here: sums)."""
+    cols = {"id": "int", "n": "bigint", "hi": "bigint"}
+    t = Table(sp, aggregation(n="sum", hi="max"), cols, ["id"])
+    t.run([{"id": 1, "n": 5, "hi": 9}, {"id": 2, "n": 1, "hi": 1},
+           {"id": 3, "n": 2, "hi": 2}], {})
+
+    def row(key: int, n: int | None, hi: int | None, repl: bool, gone: bool) -> dict[str, Any]:
+        return {"id": key, "n": n, "hi": hi, REPL: repl, GONE: gone}
+
+    t.run([row(1, 3, 4, True, False),  # recomputed: replaces (max goes down)
+           row(2, 2, 7, False, False),  # the usual increment: summed, max kept
+           row(3, None, None, True, True),  # gone
+           row(4, 1, 1, True, False)], REPLACING)  # recomputed, new
+    assert t.rows() == {1: {"id": 1, "n": 3, "hi": 4}, 2: {"id": 2, "n": 3, "hi": 7},
+                        4: {"id": 4, "n": 1, "hi": 1}}

@@ -234,3 +234,19 @@ def test_column_types_leave_unchanged_rows_alone() -> None:
             "AND NOT (named_struct('a', CAST(t.`a` AS bigint), 'b', CAST(t.`b` AS int), "
             "'ts', CAST(t.`ts` AS bigint)) <=> named_struct('a', CAST(s.`a` AS bigint)") in plain
     assert "NOT (named_struct" not in merge_sql(Deduplicate("ts"), spec())
+
+
+def test_replacing_wraps_every_engine() -> None:
+    """Recomputed rows replace or delete whatever the engine; the rest merge as usual."""
+    for engine in (Deduplicate("ts"), FirstRow(), aggregation(a="sum"),
+                   PartialUpdate("ts", remove_empty=True)):
+        text = merge_sql(engine, spec(replacing=True), collapsed_view="c")  # type: ignore[arg-type]
+        assert any(f"WHEN MATCHED AND {g}s.__icetide_gone" in text for g in ("", "("))
+        assert "CASE WHEN s.__icetide_repl THEN s.`a`" in text
+        assert "WHEN NOT MATCHED AND ((s.__icetide_repl AND NOT s.__icetide_gone)" in text
+
+
+def test_remove_empty_deletes_rows_left_without_values() -> None:
+    text = merge_sql(PartialUpdate("ts", remove_empty=True), spec(op_column=None))
+    assert "THEN DELETE" in text and ") IS NULL" in text
+    assert "NOT (s.`a` IS NULL AND s.`b` IS NULL)" in text

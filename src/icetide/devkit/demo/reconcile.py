@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from pymysql.cursors import Cursor
 
+from icetide.devkit.demo.edits import Edit, left_in_dwd
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.sql import quote_ident
 
@@ -227,6 +228,14 @@ def reconcile_layers(spark: SparkSession, catalog: str) -> list[Check]:
     return [check_click_wide(spark, catalog), *check_intermediate(spark, catalog),
             *check_product_views(spark, catalog), check_user_profile(spark, catalog),
             check_daily_report(spark, catalog)]
+
+
+def check_edit(spark: SparkSession, catalog: str, edit: Edit) -> Check:
+    """None of the rows an edit at ODS removed or rewrote is left in DWD as it was."""
+    left = left_in_dwd(spark, catalog, edit)
+    verb = "erased" if edit.removes else "corrected"
+    return Check(f"{edit.name}: {edit.rows} clicks {verb} at ODS, none left in {DWD}",
+                 left == 0, 0, left)
 
 
 def all_ok(checks: Iterable[Check]) -> bool:

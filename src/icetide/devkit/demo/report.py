@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from icetide.config import Settings
+    from icetide.devkit.demo.edits import Edit
     from icetide.devkit.demo.reconcile import Check
     from icetide.devkit.demo.shop import Shop
 
@@ -116,6 +117,8 @@ class DemoReport:
     seconds: float
     shop: Shop | None = None
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    #: the corrections made at ODS mid-run (an erase, a product correction)
+    edits: list[Edit] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -137,6 +140,7 @@ class DemoReport:
             "committed": {"rows": dict(self.committed), "dead_letters": self.dead_letters,
                           "drained_rows": self.drained_rows},
             "checks": [asdict(check) for check in self.checks],
+            "edits": [asdict(edit) for edit in self.edits],
             "mariadb": None if self.shop is None else {
                 "host": self.shop.info.host, "port": self.shop.info.port,
                 "database": self.shop.database, "seeded": self.shop.seeded},

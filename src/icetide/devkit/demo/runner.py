@@ -25,12 +25,13 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from icetide.config import Settings
+from icetide.devkit.demo.edits import DemoEdits, Edit
 from icetide.devkit.demo.report import (
     BatchCounter,
     DemoProgress,
@@ -89,6 +90,15 @@ class DemoOptions:
     spark_log_level: str | None = None
     #: Serve the lake over HiveServer2 on this port while the demo runs (None: no server)
     sql_port: int | None = None
+    #: Erase a user and correct some clicks at ODS this many seconds into the run (None:
+    #: half the duration, 30 s without one; see devkit/demo/edits.py)
+    edit_after: float | None = None
+
+    def edit_delay(self) -> float:
+        """Seconds into the run at which the edits are made."""
+        if self.edit_after is not None:
+            return self.edit_after
+        return 30.0 if self.duration is None else self.duration / 2
 
 
 def _broker(settings: Settings) -> Embedded:
@@ -225,11 +235,18 @@ def _catch_up(stop: threading.Event, flows_stop: threading.Event, counter: Batch
 
 
 def reconcile_lake(spark: SparkSession, catalog: str, expected: LakeCounts,
-                   shop: Shop | None) -> list[Check]:
-    """ODS/DLQ vs produced, dimensions vs MariaDB (CDC only), layers vs recomputation."""
-    from icetide.devkit.demo.reconcile import reconcile_dims, reconcile_layers, reconcile_ods
+                   shop: Shop | None, edits: Sequence[Edit] = ()) -> list[Check]:
+    """ODS/DLQ vs produced (less the erased rows), dimensions vs MariaDB (CDC only),
+    nothing the edits removed left in DWD, layers vs recomputation over ODS."""
+    from icetide.devkit.demo.reconcile import (
+        check_edit,
+        reconcile_dims,
+        reconcile_layers,
+        reconcile_ods,
+    )
 
     checks = reconcile_ods(spark, catalog, expected.ods, expected.dlq)
+    checks += [check_edit(spark, catalog, edit) for edit in edits]
     if shop is not None:
         with contextlib.closing(shop.connect()) as conn:
             checks += reconcile_dims(spark, catalog, conn, shop.database)
@@ -288,7 +305,10 @@ class _DemoRun:
         ensure_topic(self.bootstrap, DEMO_TOPIC)
         counter = BatchCounter(on_batch)
         gens = Generators(self.bootstrap, self.shop, self.options, stop, self.progress)
+        editor = DemoEdits(self.spark, self.catalog, self.options.edit_delay(), stop)
+        editor.start()
         generated, business = _stream(self.pipeline, gens, stop, counter, self.progress)
+        edits = editor.join()
         before, _ = counter.totals()
         self.progress.enter("draining")
         self.pipeline.run_once(counter)
@@ -297,12 +317,14 @@ class _DemoRun:
         checks: list[Check] = []
         if self.options.reconcile:
             self.progress.enter("reconciling")
+            erased = sum(e.rows for e in edits if e.removes)
             checks = reconcile_lake(self.spark, self.catalog, LakeCounts(
-                baseline.ods + generated.valid, baseline.dlq + generated.malformed), self.shop)
+                baseline.ods + generated.valid - erased, baseline.dlq + generated.malformed),
+                self.shop, edits)
         self.progress.enter("done")
         return DemoReport(
             dims=self.progress.dims, generated=generated, business=business,
             baseline=baseline, committed=dict(counter.rows), dead_letters=dead,
             drained_rows=rows - before, checks=checks, settings=self.pipeline.settings,
             seconds=time.monotonic() - self.progress.started, shop=self.shop,
-            phase_seconds=self.progress.seconds())
+            phase_seconds=self.progress.seconds(), edits=edits)

@@ -1,0 +1,132 @@
+"""The demo's corrections at ODS, made mid-run as a data engineer would: a GDPR erase of
+one user and a correction of some clicks' product, straight into
+``ods_behavior.clickevent`` with SQL while the flows run.
+
+Each edit is bounded by the newest event time it saw (``updateTime <= bound``), so clicks
+the generator produces afterwards are not part of it, and the reconciliation can check
+that none of the edited rows is left in DWD, beside the recomputation of every layer
+over what ODS holds after the edits. A commit conflict with the ODS flow's append is
+retried; the edit's own commit tells how many rows it changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tenacity import stop_after_attempt, wait_fixed
+
+from icetide.lake import commit
+from icetide.runtime.retry import retrying
+from icetide.tables.sql import sql_string
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+ODS = "ods_behavior.clickevent"
+DWD = "dwd.click_wide"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change made at ODS: what it did and how to find what it touched."""
+
+    name: str
+    #: SQL condition on the clicks the edit removed or rewrote (as they were).
+    touched: str
+    #: Rows of ODS it removed (an erase) or rewrote (a correction).
+    rows: int
+    #: Whether the rows were removed (so ODS holds that many fewer).
+    removes: bool
+
+
+def _count(spark: SparkSession, sql: str) -> int:
+    return int(spark.sql(sql).collect()[0][0])
+
+
+def _run(spark: SparkSession, ident: str, statement: str) -> int:
+    """Run ``statement`` (a DELETE or UPDATE of ``ident``); the rows its commit changed."""
+    before = commit.load_table(spark, ident).currentSnapshot()
+    retrying(commit.is_commit_conflict, wait=wait_fixed(0.5), stop=stop_after_attempt(10))(
+        lambda: spark.sql(statement))
+    snap = commit.load_table(spark, ident).currentSnapshot()
+    if snap is None or (before is not None and snap.snapshotId() == before.snapshotId()):
+        return 0
+    summary = dict(snap.summary())
+    return sum(int(summary.get(k, "0")) for k in ("added-position-deletes", "deleted-records"))
+
+
+def erase_user(spark: SparkSession, catalog: str) -> Edit | None:
+    """Delete every click so far of the user with the most clicks (a GDPR erase)."""
+    ods = f"{catalog}.{ODS}"
+    top = spark.sql(f"SELECT uid, max(updateTime) FROM {ods} GROUP BY uid "
+                    "ORDER BY count(*) DESC, uid LIMIT 1").collect()
+    if not top:
+        return None
+    uid, bound = str(top[0][0]), int(top[0][1])
+    touched = f"uid = {sql_string(uid)} AND updateTime <= {bound}"
+    rows = _run(spark, ods, f"DELETE FROM {ods} WHERE {touched}")
+    log.info("demo: erased user %s at ODS (%d clicks)", uid, rows)
+    return Edit(f"erase of user {uid}", touched, rows, removes=True)
+
+
+def correct_product(spark: SparkSession, catalog: str) -> Edit | None:
+    """Re-assign the clicks so far of the least-clicked product to the most-clicked one,
+    with that product's name and price (a correction of a mis-tagged page)."""
+    ods = f"{catalog}.{ODS}"
+    ranked = spark.sql(f"SELECT productId, max(updateTime) FROM {ods} WHERE productId IS NOT "
+                       "NULL GROUP BY productId ORDER BY count(*), productId").collect()
+    if len(ranked) < 2:
+        return None
+    wrong, bound = str(ranked[0][0]), int(ranked[0][1])
+    right = str(ranked[-1][0])
+    touched = f"productId = {sql_string(wrong)} AND updateTime <= {bound}"
+    rows = _run(spark, ods, (
+        f"UPDATE {ods} SET productId = {sql_string(right)}, "
+        f"name = (SELECT max(name) FROM {ods} WHERE productId = {sql_string(right)}), "
+        f"product_price = (SELECT max(product_price) FROM {ods} "
+        f"WHERE productId = {sql_string(right)}) WHERE {touched}"))
+    log.info("demo: corrected %d clicks of product %s to %s at ODS", rows, wrong, right)
+    return Edit(f"correction of product {wrong} to {right}", touched, rows, removes=False)
+
+
+def left_in_dwd(spark: SparkSession, catalog: str, edit: Edit) -> int:
+    """Rows the edit removed or rewrote that DWD still holds as they were."""
+    return _count(spark, f"SELECT count(*) FROM {catalog}.{DWD} WHERE {edit.touched}")
+
+
+class DemoEdits:
+    """The edits, made once in a thread ``delay`` seconds into the run (none when the
+    run stops first); :meth:`join` returns them, or raises what failed."""
+
+    def __init__(self, spark: SparkSession, catalog: str, delay: float,
+                 stop: threading.Event) -> None:
+        self.spark, self.catalog, self.delay, self.stop = spark, catalog, delay, stop
+        self.done: list[Edit] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="demo-edits", daemon=True)
+
+    def _run(self) -> None:
+        if self.stop.wait(self.delay):
+            return
+        try:
+            for edit in (erase_user, correct_product):
+                made = edit(self.spark, self.catalog)
+                if made is not None:
+                    self.done.append(made)
+        except BaseException as exc:  # reported by join(); the demo then fails
+            log.error("demo edit failed: %s", exc)
+            self.error = exc
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def join(self) -> list[Edit]:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return list(self.done)
