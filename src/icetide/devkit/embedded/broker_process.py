@@ -9,7 +9,6 @@ import contextlib
 import logging
 import os
 import subprocess
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
@@ -18,6 +17,7 @@ from confluent_kafka.admin._metadata import ClusterMetadata
 
 from icetide.devkit.embedded.process import LOOPBACK, stop_process
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.retry import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -91,22 +91,18 @@ class BrokerProcess:
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def answers() -> bool:
             if self._proc is None or self._proc.poll() is not None:
                 code = None if self._proc is None else self._proc.returncode
                 raise RuntimeSetupError(
                     f"{self.NAME} on port {self.port} exited with code {code} during "
                     f"start-up; last lines of {self.log_path}:\n{self._tail()}")
-            try:
-                if self._answered(admin.list_topics(timeout=1.0)):
-                    return
-            except KafkaException as exc:
-                if time.monotonic() > deadline:
-                    raise RuntimeSetupError(
-                        f"{self.NAME} on {self.bootstrap} did not answer within "
-                        f"{timeout:.0f}s ({exc}); see {self.log_path}") from exc
-            time.sleep(self.POLL_S)
+            return self._answered(admin.list_topics(timeout=1.0))
+
+        wait_until(answers, timeout=timeout, interval=self.POLL_S, ignoring=KafkaException,
+                   what=f"{self.NAME} on {self.bootstrap}",
+                   detail=lambda: f"see {self.log_path}")
 
     def wait(self) -> int:
         """Block until the broker process exits; returns its exit code."""

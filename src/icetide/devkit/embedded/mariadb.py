@@ -24,7 +24,6 @@ When running as root (CI), the server runs with ``user=root``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -41,8 +40,9 @@ import pymysql
 from pymysql.cursors import Cursor
 
 from icetide.devkit.embedded.process import EmbeddedServer, free_port, stop_process
-from icetide.errors import RuntimeSetupError
+from icetide.errors import NotReadyError, RuntimeSetupError
 from icetide.runtime.paths import Below
+from icetide.runtime.retry import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -249,25 +249,27 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
                                connect_timeout=2)
 
     def _wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        assert self._proc is not None
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                code = self._proc.returncode
+        proc = self._proc
+        assert proc is not None
+
+        def accepts() -> bool:
+            if proc.poll() is not None:
                 self._proc = None
                 raise RuntimeSetupError(
-                    f"mariadbd exited with code {code} while starting on port {self.port} "
-                    f"(is the port free? is {self.root} writable?):\n{self._tail()}"
+                    f"mariadbd exited with code {proc.returncode} while starting on port "
+                    f"{self.port} (is the port free? is {self.root} writable?):\n{self._tail()}"
                 )
-            with contextlib.suppress(pymysql.err.OperationalError, OSError):
-                self._root_connect().close()
-                return
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeSetupError(
-            f"mariadbd did not accept connections on {self._socket} within {timeout:.0f}s; "
-            f"see {self.error_log}:\n{self._tail()}"
-        )
+            self._root_connect().close()
+            return True
+
+        try:
+            wait_until(accepts, timeout=timeout, interval=0.05,
+                       ignoring=(pymysql.err.OperationalError, OSError),
+                       what=f"mariadbd on {self._socket}",
+                       detail=lambda: f"see {self.error_log}:\n{self._tail()}")
+        except NotReadyError:
+            self.stop()
+            raise
 
     def _create_users(self, creds: dict[str, str]) -> None:
         conn = self._root_connect()

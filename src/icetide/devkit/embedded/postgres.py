@@ -18,14 +18,14 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import psycopg2
 
 from icetide.devkit.embedded.process import EmbeddedServer, free_port
-from icetide.errors import RuntimeSetupError
+from icetide.errors import NotReadyError, RuntimeSetupError
 from icetide.runtime.paths import Below
+from icetide.runtime.retry import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -169,25 +169,23 @@ class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
             return ""
 
     def _wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while True:
+        def accepts() -> bool:
             if proc.poll() is not None:
                 self._proc = None
                 raise RuntimeSetupError(
                     f"PostgreSQL exited with code {proc.returncode} on port {self.port}; "
                     f"log {self.log_file}:\n{self._tail_log()}"
                 )
-            try:
-                psycopg2.connect(self.dsn("postgres"), connect_timeout=2).close()
-                return
-            except psycopg2.OperationalError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeSetupError(
-                        f"PostgreSQL did not accept connections on port {self.port} within "
-                        f"{self.start_timeout:.0f}s; log:\n{self._tail_log()}"
-                    ) from None
-                time.sleep(0.1)
+            psycopg2.connect(self.dsn("postgres"), connect_timeout=2).close()
+            return True
+
+        try:
+            wait_until(accepts, timeout=self.start_timeout, ignoring=psycopg2.OperationalError,
+                       what=f"PostgreSQL on port {self.port}",
+                       detail=lambda: f"log:\n{self._tail_log()}")
+        except NotReadyError:
+            self.stop()
+            raise
 
     def _ensure_database(self) -> None:
         conn = psycopg2.connect(self.dsn("postgres"))

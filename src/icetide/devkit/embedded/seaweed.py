@@ -24,12 +24,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
-from icetide.errors import RuntimeSetupError
+from icetide.errors import NotReadyError, RuntimeSetupError
+from icetide.runtime.retry import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -127,17 +127,19 @@ class EmbeddedS3(EmbeddedServer[S3Info]):
         return info
 
     def _wait(self, info: S3Info) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
+        def answers() -> bool:
             if self._proc is not None and self._proc.poll() is not None:
                 raise RuntimeSetupError(f"weed mini exited with {self._proc.returncode}; "
                                         f"see {self.root / 'weed.log'}")
-            if _listening(self.ports["s3.port"]) and _bucket_ready(info):
-                return
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeSetupError(f"the S3 store did not answer within {self.start_timeout:.0f} s;"
-                                f" see {self.root / 'weed.log'}")
+            return _listening(self.ports["s3.port"]) and _bucket_ready(info)
+
+        try:
+            wait_until(answers, timeout=self.start_timeout, interval=0.3,
+                       what=f"the S3 store at {info.endpoint}",
+                       detail=lambda: f"see {self.root / 'weed.log'}")
+        except NotReadyError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         stop_process(self._proc, "weed mini", timeout=15)

@@ -22,16 +22,16 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from icetide.config import Settings
-from icetide.errors import RuntimeSetupError
+from icetide.errors import NotReadyError, RuntimeSetupError
 from icetide.runtime.classpath import group_jars
 from icetide.runtime.metastore.server import PASSWORD_ENV
 from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
+from icetide.runtime.retry import wait_until
 from icetide.runtime.s3 import on_s3
 
 log = logging.getLogger(__name__)
@@ -193,8 +193,8 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
                                 start_new_session=True, cwd=paths.root, env=env)
     log.info("starting the metastore at %s%s (log: %s)", configured_uri(settings),
              "" if port_is_set(settings) else " or a free port", paths.log)
-    deadline = time.monotonic() + cfg.start_timeout
-    while time.monotonic() < deadline:
+
+    def listening() -> ServiceState | None:
         state = running(settings)
         if state is not None and state.pid == proc.pid:
             return state
@@ -202,11 +202,15 @@ def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
             raise RuntimeSetupError(
                 f"the metastore exited with code {proc.returncode} before listening on "
                 f"{configured_uri(settings)}; its log {paths.log} ends:\n{_tail(paths)}")
-        time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeSetupError(
-        f"the metastore did not listen on {configured_uri(settings)} within "
-        f"{cfg.start_timeout:.0f}s (metastore.start_timeout); see {paths.log}")
+        return None
+
+    try:
+        return wait_until(listening, timeout=cfg.start_timeout, interval=0.2,
+                          what=f"the metastore at {configured_uri(settings)}",
+                          detail=lambda: f"metastore.start_timeout; see {paths.log}")
+    except NotReadyError:
+        proc.terminate()
+        raise
 
 
 def _tail(paths: MetastorePaths, lines: int = 20) -> str:
@@ -229,9 +233,9 @@ def stop_metastore(settings: Settings, timeout: float = 30.0) -> ServiceState | 
 def terminate(pid: int, timeout: float = 30.0) -> None:
     """SIGTERM ``pid``, then SIGKILL when it still runs after ``timeout`` seconds."""
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if pid_alive(pid):
+    try:
+        wait_until(lambda: not pid_alive(pid), timeout=timeout, what=f"the exit of pid {pid}",
+                   interruptible=False)  # a stop is what it finishes
+    except NotReadyError:
         log.warning("metastore pid %d ignored SIGTERM for %.0fs: killing it", pid, timeout)
         os.kill(pid, signal.SIGKILL)

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icetide.config import Settings
-from icetide.errors import RuntimeSetupError
+from icetide.errors import NotReadyError, RuntimeSetupError
 from icetide.runtime.metastore.service import (
     embedded,
     ensure_metastore,
     pid_alive,
     terminate,
 )
+from icetide.runtime.retry import wait_until
 from icetide.runtime.trino import dist
 from icetide.runtime.trino.java import install_java, trino_java_home
 from icetide.runtime.trino.site import TrinoPaths, check_host, write_etc
@@ -159,20 +160,27 @@ def _spawn(settings: Settings, paths: TrinoPaths, server: Path, java: Path) -> T
     state = TrinoState(proc.pid, cfg.host, cfg.port)
     paths.state.write_text(json.dumps({"pid": proc.pid, "host": cfg.host, "port": cfg.port}))
     log.info("starting Trino %s at %s (log: %s)", dist.VERSION, state.uri, paths.log)
-    while time.monotonic() - began < cfg.start_timeout:
+
+    def answers() -> bool:
         if running(settings) == state and _schedules(state):
-            log.info("Trino answers at %s after %.1f s", state.uri, time.monotonic() - began)
-            return state
+            return True
         if proc.poll() is not None:
             paths.state.unlink(missing_ok=True)
             raise RuntimeSetupError(
                 f"Trino exited with code {proc.returncode} before answering at {state.uri}; "
                 f"its log {paths.log} ends:\n{_tail(paths)}")
-        time.sleep(0.5)
-    terminate(proc.pid)
-    paths.state.unlink(missing_ok=True)
-    raise RuntimeSetupError(f"Trino did not answer at {state.uri} within "
-                            f"{cfg.start_timeout:.0f}s (trino.start_timeout); see {paths.log}")
+        return False
+
+    try:
+        wait_until(answers, timeout=cfg.start_timeout, interval=0.5,
+                   what=f"Trino at {state.uri}",
+                   detail=lambda: f"trino.start_timeout; see {paths.log}")
+    except NotReadyError:
+        terminate(proc.pid)
+        paths.state.unlink(missing_ok=True)
+        raise
+    log.info("Trino answers at %s after %.1f s", state.uri, time.monotonic() - began)
+    return state
 
 
 def _tail(paths: TrinoPaths, lines: int = 20) -> str:
