@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 
 from icetide.config import Settings
 from icetide.runtime.catalogs import catalog_conf
-from icetide.runtime.metastore.service import pid_alive, terminate
+from icetide.runtime.local_server import pid_alive, terminate
 
 _DEPTHS = ("*", "*/*", "*/*/*", "*/*/*/*")
 #: Ports of services that session fixtures keep for every test (never stopped per test).

@@ -27,6 +27,17 @@ class RuntimeSetupError(IcetideError):
     """Java, the Spark/Iceberg jars or the catalog cannot be set up."""
 
 
+class NotReadyError(RuntimeSetupError):
+    """Something icetide waits for (a server it started, a socket, a worker) did not become
+    ready within its bound: names what and after how long, and where to look."""
+
+    def __init__(self, what: str, waited: float, detail: str = "") -> None:
+        self.what = what
+        self.waited = waited
+        super().__init__(f"{what} did not become ready after {waited:.1f}s"
+                         + (f"; {detail}" if detail else ""))
+
+
 class SourceError(IcetideError):
     """A source (Kafka, MySQL binlog, Debezium) cannot deliver what was asked."""
 

@@ -15,11 +15,12 @@ from that job's query execution as soon as it returns.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from icetide.errors import NotReadyError
+from icetide.runtime.retry import backoff, wait_until
 from icetide.tables.sql import quote_ident as q
 
 if TYPE_CHECKING:
@@ -94,13 +95,12 @@ class Observed:
         counted by a job of its own when they do not come."""
         # PySpark offers only the blocking get; the JVM Observation's future can be polled.
         future = self._obs._jo.future()  # type: ignore[union-attr]
-        deadline, pause = time.monotonic() + wait, 0.001
-        while not future.isCompleted():
-            if time.monotonic() > deadline:
-                log.warning("no observed row count after %.0fs: counting the batch again", wait)
-                return count(self.df, self._column)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        try:  # a batch being committed: a stop request lets it finish
+            wait_until(future.isCompleted, timeout=wait, interval=backoff(0.001, 0.05),
+                       what="the observed row count", interruptible=False)
+        except NotReadyError:
+            log.warning("no observed row count after %.0fs: counting the batch again", wait)
+            return count(self.df, self._column)
         values = self._obs.get
         if "rows" not in values:
             # completed without figures: the action that completed it did not run the

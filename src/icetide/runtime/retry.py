@@ -12,13 +12,19 @@ Every wait goes through :func:`icetide.runtime.interrupt.pause`, and a stop requ
 the retrying at the next failure: a run that is backing off from an unreachable broker
 or database, or from a writer it conflicts with, still stops within a second
 (:class:`~icetide.runtime.interrupt.Interrupted`).
+
+Waiting for something to become ready (a server icetide started, a socket to close, a
+worker to register) is the same loop with a result instead of an error to retry on:
+:func:`wait_until` polls a predicate within a bound and raises
+:class:`~icetide.errors.NotReadyError`, naming what and after how long, when the bound
+passes. No other module of icetide sleeps in a loop of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar, cast
 
 from tenacity import (
     AttemptManager,
@@ -26,16 +32,24 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     retry_if_exception_type,
+    retry_if_result,
+    stop_after_delay,
     stop_before_delay,
     stop_never,
     wait_exponential,
+    wait_fixed,
 )
+from tenacity.nap import sleep as plain_sleep
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
+from icetide.errors import NotReadyError
 from icetide.runtime.interrupt import Interrupted, pause, stop_requested
 
-__all__ = ["Failure", "backoff", "patience", "restart", "retrying", "stop_after_counted"]
+__all__ = ["Failure", "backoff", "patience", "restart", "retrying", "stop_after_counted",
+           "wait_until"]
+
+_Ready = TypeVar("_Ready")
 
 #: What is retried: exception classes, or a predicate on the exception.
 RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
@@ -136,3 +150,41 @@ def restart(attempt: AttemptManager) -> None:
     state = attempt.retry_state
     state.attempt_number = 1
     state.start_time = state.outcome_timestamp or state.start_time
+
+
+def wait_until(ready: Callable[[], _Ready | None], *, timeout: float, what: str,
+               interval: float | wait_base = 0.1,
+               ignoring: type[BaseException] | tuple[type[BaseException], ...] = (),
+               detail: Callable[[], str] | None = None,
+               interruptible: bool = True) -> _Ready:
+    """Call ``ready`` every ``interval`` seconds (or as a tenacity wait says) until it
+    returns something truthy, and return that; an error it raises ends the wait, except
+    ``ignoring`` ones, which count as "not yet".
+
+    After ``timeout`` seconds raise :class:`~icetide.errors.NotReadyError` naming ``what``
+    (``"the metastore at thrift://..."``), the seconds waited, the last ignored error and
+    ``detail()`` (where to look: a log's last lines), chained to that error. A stop request
+    ends the wait with :class:`Interrupted`, unless ``interruptible`` is false: a wait
+    that finishes work already under way (a batch's commit, a server's shutdown).
+    """
+
+    def gave_up(state: RetryCallState) -> NoReturn:
+        if interruptible and stop_requested():
+            raise Interrupted()
+        error = state.outcome.exception() if state.outcome is not None else None
+        notes = [f"last: {error}"] if error is not None else []
+        notes += [detail()] if detail is not None else []
+        raise NotReadyError(what, state.seconds_since_start or 0.0,
+                            "; ".join(notes)) from error
+
+    bound = stop_after_delay(timeout)
+
+    def stopping(state: RetryCallState) -> bool:
+        return (interruptible and stop_requested()) or bound(state)
+
+    wait = interval if isinstance(interval, wait_base) else wait_fixed(interval)
+    result = Retrying(retry=retry_if_result(lambda value: not value)
+                      | retry_if_exception_type(ignoring),
+                      wait=wait, stop=stopping, sleep=pause if interruptible else plain_sleep,
+                      retry_error_callback=gave_up)(ready)
+    return cast(_Ready, result)  # truthy: a None was retried

@@ -13,7 +13,6 @@ Each client connection gets its own Spark session (``newSession()``): its ``SET`
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import time
@@ -22,7 +21,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
 from icetide.config import Settings
-from icetide.errors import ConfigError, RuntimeSetupError
+from icetide.errors import ConfigError, NotReadyError
+from icetide.runtime.retry import wait_until
 from icetide.serving.auth import (
     authenticator_jar,
     check_exposure,
@@ -77,25 +77,23 @@ def hive_conf(settings: Settings, host: str, port: int, auth: Auth) -> dict[str,
     }
 
 
-def _probe(host: str, port: int) -> None:
-    """Connect once (raises OSError when nothing listens)."""
+def _probe(host: str, port: int) -> bool:
+    """Connect once: True, or OSError when nothing listens."""
     target = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     with socket.create_connection((target, port), timeout=1.0):
-        pass
+        return True
+
+
+def _closed(host: str, port: int) -> bool:
+    try:
+        return not _probe(host, port)
+    except OSError:
+        return True
 
 
 def _wait_listening(host: str, port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return _probe(host, port)
-        except OSError as exc:
-            if time.monotonic() > deadline:
-                raise RuntimeSetupError(
-                    f"the SQL server did not listen on {host}:{port} within {timeout:.0f}s "
-                    f"({exc}): see the Spark log above"
-                ) from exc
-            time.sleep(0.1)
+    wait_until(lambda: _probe(host, port), timeout=timeout, ignoring=OSError,
+               what=f"the SQL server on {host}:{port}", detail=lambda: "see the Spark log above")
 
 
 @dataclass
@@ -119,11 +117,12 @@ class SqlServer:
         if self._server is not None:
             self._server.stop()
             self._server = None
-            deadline = time.monotonic() + 10.0  # the listening socket closes shortly after
-            with contextlib.suppress(OSError):
-                while time.monotonic() < deadline:
-                    _probe(self.host, self.port)
-                    time.sleep(0.05)
+            try:  # the listening socket closes shortly after
+                wait_until(lambda: _closed(self.host, self.port), timeout=10.0, interval=0.05,
+                           what=f"the SQL server's socket {self.host}:{self.port} to close",
+                           interruptible=False)  # a stop request is why it stops
+            except NotReadyError as exc:
+                log.warning("%s", exc)
             log.info("SQL server on %s:%d stopped", self.host, self.port)
 
     def __enter__(self) -> SqlServer:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
 
 import uvicorn
 from sse_starlette.sse import AppStatus
 
 from icetide.app.context import Context
-from icetide.errors import ConfigError
+from icetide.errors import ConfigError, NotReadyError
+from icetide.runtime.retry import wait_until
 from icetide.web.app import SHUTDOWN_GRACE_S, WebOptions, create_app
 
 log = logging.getLogger(__name__)
@@ -81,10 +81,13 @@ def serve_in_background(ctx: Context, host: str, port: int, options: WebOptions,
     server = make_server(ctx, host, port, options)
     thread = threading.Thread(target=server.run, name="icetide-dashboard", daemon=True)
     thread.start()
-    deadline = time.monotonic() + ready_timeout
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    refused = (f"the dashboard could not listen on {host}:{port}: pick another port with "
+               "--dashboard-port")
+    try:  # a server that cannot bind ends its thread
+        wait_until(lambda: server.started or not thread.is_alive(), timeout=ready_timeout,
+                   what=f"the dashboard on {host}:{port}", interval=0.05)
+    except NotReadyError as exc:
+        raise ConfigError(f"{refused} ({exc})") from exc
     if not server.started:
-        raise ConfigError(f"the dashboard could not listen on {host}:{port}: pick another "
-                          "port with --dashboard-port")
+        raise ConfigError(refused)
     return BackgroundServer(server, thread, url_of(host, port))

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from tenacity import RetryCallState, Retrying, wait_none
 
-from icetide.errors import SourceUnavailableError
+from icetide.errors import NotReadyError, RuntimeSetupError, SourceUnavailableError
 from icetide.runtime.interrupt import Interrupted, clear_stop, request_stop
 from icetide.runtime.retry import (
     Failure,
@@ -19,6 +19,7 @@ from icetide.runtime.retry import (
     restart,
     retrying,
     stop_after_counted,
+    wait_until,
 )
 
 
@@ -145,3 +146,70 @@ def test_restart_counts_failures_afresh_after_progress() -> None:
 def test_interrupted_is_no_failure() -> None:
     assert not isinstance(Interrupted(), Exception)  # no `except Exception` counts it
     assert isinstance(Interrupted(), KeyboardInterrupt)  # the command line exits 130
+
+
+class Countdown:
+    """Not ready (``None``) for ``times`` calls, raising ``error`` on them when given; then
+    ready with the number of calls."""
+
+    def __init__(self, times: int, error: Exception | None = None) -> None:
+        self.times, self.error, self.calls = times, error, 0
+
+    def __call__(self) -> int | None:
+        self.calls += 1
+        if self.calls <= self.times:
+            if self.error is not None:
+                raise self.error
+            return None
+        return self.calls
+
+
+def test_wait_until_returns_what_ready_returns_once_it_is_truthy() -> None:
+    assert wait_until(Countdown(3), timeout=5, what="the thing", interval=0.01) == 4
+
+
+def test_wait_until_names_what_and_how_long_when_the_bound_passes() -> None:
+    began = time.monotonic()
+    with pytest.raises(NotReadyError) as caught:
+        wait_until(lambda: False, timeout=0.3, what="the test server on 127.0.0.1:1",
+                   interval=0.05, detail=lambda: "see its log")
+    assert 0.3 <= time.monotonic() - began < 2.0
+    assert isinstance(caught.value, RuntimeSetupError)
+    message = str(caught.value)
+    assert message.startswith("the test server on 127.0.0.1:1 did not become ready after 0.")
+    assert message.endswith("; see its log")
+    assert caught.value.what == "the test server on 127.0.0.1:1"
+    assert caught.value.waited >= 0.3
+
+
+def test_wait_until_takes_ignored_errors_for_not_yet_and_names_the_last() -> None:
+    assert wait_until(Countdown(2, OSError("refused")), timeout=5, what="x", interval=0.01,
+                      ignoring=OSError) == 3
+    with pytest.raises(NotReadyError, match="last: refused") as caught:
+        wait_until(Countdown(1000, OSError("refused")), timeout=0.1, what="x",
+                   interval=0.01, ignoring=OSError)
+    assert isinstance(caught.value.__cause__, OSError)
+
+
+def test_wait_until_lets_other_errors_end_the_wait_at_once() -> None:
+    ready = Countdown(5, ValueError("it exited"))
+    with pytest.raises(ValueError, match="it exited"):
+        wait_until(ready, timeout=5, what="x", interval=0.01, ignoring=OSError)
+    assert ready.calls == 1
+
+
+def test_wait_until_waits_as_a_tenacity_wait_says() -> None:
+    ready = Countdown(4)
+    began = time.monotonic()
+    assert wait_until(ready, timeout=5, what="x", interval=backoff(0.01, 0.02)) == 5
+    assert time.monotonic() - began >= 0.01 + 0.02 + 0.02 + 0.02
+
+
+def test_a_stop_request_interrupts_wait_until_unless_it_is_not_interruptible() -> None:
+    threading.Timer(0.2, request_stop).start()
+    began = time.monotonic()
+    with pytest.raises(Interrupted):
+        wait_until(lambda: False, timeout=30, what="x", interval=5)
+    assert time.monotonic() - began < 2
+    ready = Countdown(3)
+    assert wait_until(ready, timeout=5, what="x", interval=0.01, interruptible=False) == 4

@@ -44,8 +44,9 @@ from icetide.devkit.embedded.kinds import Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
 from icetide.devkit.gen.clicks import GenOptions, GenReport, ensure_topic, produce_clicks
-from icetide.errors import PipelineError, listed
+from icetide.errors import NotReadyError, PipelineError, listed
 from icetide.flows.loop import BatchResult
+from icetide.runtime.retry import wait_until
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -227,10 +228,11 @@ def _catch_up(stop: threading.Event, flows_stop: threading.Event, counter: Batch
     stop.wait()
     progress.enter("catching up")
     stopped = time.monotonic()
-    while not flows_stop.is_set() and time.monotonic() - stopped < CATCH_UP_MAX_S:
-        if time.monotonic() - max(stopped, counter.last_rows_at) >= CATCH_UP_QUIET_S:
-            break
-        time.sleep(0.2)
+    with contextlib.suppress(NotReadyError):  # still busy: the drain takes over the rest
+        wait_until(lambda: flows_stop.is_set() or time.monotonic()
+                   - max(stopped, counter.last_rows_at) >= CATCH_UP_QUIET_S,
+                   timeout=CATCH_UP_MAX_S, interval=0.2, what="the flows going quiet",
+                   interruptible=False)  # its own thread: the demo stops it by ``stop``
     flows_stop.set()
 
 

@@ -24,7 +24,6 @@ When running as root (CI), the server runs with ``user=root``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -40,8 +39,9 @@ from typing import Literal, TypedDict
 import pymysql
 from pymysql.cursors import Cursor
 
-from icetide.devkit.embedded.process import EmbeddedServer, free_port, stop_process
+from icetide.devkit.embedded.process import EmbeddedServer
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.local_server import LocalServer, free_port
 from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
@@ -111,8 +111,10 @@ def _binary(name: str, fallback: str) -> str:
     return found
 
 
-class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
+class EmbeddedMariaDB(LocalServer, EmbeddedServer[MariaDBInfo]):
     """A private ``mariadbd`` process; use as a context manager or call start/stop."""
+
+    NAME = "mariadbd"
 
     def __init__(self, data_dir: str | Path, port: int | None = None, server_id: int = 1) -> None:
         self.root = Path(data_dir).resolve()
@@ -122,10 +124,10 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
         self._proc: subprocess.Popen[bytes] | None = None
         self._info: MariaDBInfo | None = None
         self._socket = self._socket_path()
-        self._log_offset = 0
 
     datadir = Below("data")
-    error_log = Below("mariadbd.err")
+    #: its error log (``log_error``), where its output goes too
+    log_path = Below("mariadbd.err")
 
     @property
     def info(self) -> MariaDBInfo:
@@ -151,7 +153,7 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
             f"port={self.port}",
             "bind-address=127.0.0.1",
             "skip-name-resolve",
-            f"log_error={self.error_log}",
+            f"log_error={self.log_path}",
             f"log_bin={self.datadir / 'binlog'}",
             "binlog_format=ROW",
             "binlog_row_image=FULL",
@@ -182,15 +184,8 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
             shutil.rmtree(self.datadir, ignore_errors=True)
             raise RuntimeSetupError(
                 f"mariadb-install-db failed for {self.datadir} (exit {done.returncode}): "
-                f"{self._tail()}{done.stdout[-800:]}; fix the cause and retry"
+                f"{self.tail(15)}{done.stdout[-800:]}; fix the cause and retry"
             )
-
-    def _tail(self, lines: int = 15) -> str:
-        try:
-            text = self.error_log.read_bytes()[self._log_offset:].decode(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
 
     def _credentials(self) -> dict[str, str]:
         path = self.root / "credentials.json"
@@ -237,37 +232,19 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
         return self._info
 
     def _launch(self, cnf: Path, timeout: float) -> None:
-        self._log_offset = self.error_log.stat().st_size if self.error_log.exists() else 0
-        self._proc = subprocess.Popen(
-            [_binary("mariadbd", "/usr/sbin/mariadbd"), f"--defaults-file={cnf}"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        self._wait_ready(timeout)
+        self.spawn([_binary("mariadbd", "/usr/sbin/mariadbd"), f"--defaults-file={cnf}"])
+        self.await_ready(self._answers, timeout=timeout,
+                         what=f"mariadbd on {self._socket}", interval=0.05,
+                         ignoring=(pymysql.err.OperationalError, OSError),
+                         hint=f"is port {self.port} free? is {self.root} writable? ")
 
     def _root_connect(self) -> pymysql.Connection[Cursor]:
         return pymysql.connect(unix_socket=str(self._socket), user="root", autocommit=True,
                                connect_timeout=2)
 
-    def _wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        assert self._proc is not None
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                code = self._proc.returncode
-                self._proc = None
-                raise RuntimeSetupError(
-                    f"mariadbd exited with code {code} while starting on port {self.port} "
-                    f"(is the port free? is {self.root} writable?):\n{self._tail()}"
-                )
-            with contextlib.suppress(pymysql.err.OperationalError, OSError):
-                self._root_connect().close()
-                return
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeSetupError(
-            f"mariadbd did not accept connections on {self._socket} within {timeout:.0f}s; "
-            f"see {self.error_log}:\n{self._tail()}"
-        )
+    def _answers(self) -> bool:
+        self._root_connect().close()
+        return True
 
     def _create_users(self, creds: dict[str, str]) -> None:
         conn = self._root_connect()
@@ -285,10 +262,10 @@ class EmbeddedMariaDB(EmbeddedServer[MariaDBInfo]):
         finally:
             conn.close()
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def stop(self, timeout: float | None = None) -> None:
         """Clean shutdown (SIGTERM, then SIGKILL after ``timeout``); idempotent."""
-        proc, self._proc, self._info = self._proc, None, None
-        stop_process(proc, "mariadbd", timeout)
+        self._info = None
+        super().stop(timeout)
 
     def kill(self) -> None:
         """Crash the server (SIGKILL): for recovery tests."""

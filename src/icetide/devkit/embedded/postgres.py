@@ -18,13 +18,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import psycopg2
 
-from icetide.devkit.embedded.process import EmbeddedServer, free_port
+from icetide.devkit.embedded.process import EmbeddedServer
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.local_server import LocalServer, free_port
 from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
@@ -53,13 +53,15 @@ def _run_as_user() -> str | None:
     return "postgres"
 
 
-class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
+class EmbeddedPostgres(LocalServer, EmbeddedServer["EmbeddedPostgres"]):
     """A PostgreSQL server process with a private data directory. Use as a context manager.
 
     ``base_dir`` keeps the data (reused if it already holds a cluster); by default a fresh
     temporary directory is used and removed on stop. ``durable=False`` turns off fsync for
     fast tests.
     """
+
+    NAME = "PostgreSQL"
 
     def __init__(
         self,
@@ -82,7 +84,7 @@ class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
         self._proc: subprocess.Popen[bytes] | None = None
 
     data_dir = Below("data", root="base_dir")
-    log_file = Below("postgres.log", root="base_dir")
+    log_path = Below("postgres.log", root="base_dir")
 
     @property
     def host(self) -> str:
@@ -151,43 +153,17 @@ class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
             return self
         self._prepare_dirs()
         self._initdb()
-        log_handle = self.log_file.open("ab")
-        self._proc = subprocess.Popen(
-            self._command(*self._server_args()), stdout=log_handle, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log_handle.close()
-        self._wait_ready(self._proc)
+        self.spawn(self._command(*self._server_args()))
+        self.await_ready(self._accepts, timeout=self.start_timeout,
+                         ignoring=psycopg2.OperationalError,
+                         what=f"PostgreSQL on {self.host}:{self.port}")
         self._ensure_database()
         log.info("PostgreSQL %s listening on %s:%d", self.bin_dir.parent.name, self.host, self.port)
         return self
 
-    def _tail_log(self) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-800:]
-        except OSError:
-            return ""
-
-    def _wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while True:
-            if proc.poll() is not None:
-                self._proc = None
-                raise RuntimeSetupError(
-                    f"PostgreSQL exited with code {proc.returncode} on port {self.port}; "
-                    f"log {self.log_file}:\n{self._tail_log()}"
-                )
-            try:
-                psycopg2.connect(self.dsn("postgres"), connect_timeout=2).close()
-                return
-            except psycopg2.OperationalError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeSetupError(
-                        f"PostgreSQL did not accept connections on port {self.port} within "
-                        f"{self.start_timeout:.0f}s; log:\n{self._tail_log()}"
-                    ) from None
-                time.sleep(0.1)
+    def _accepts(self) -> bool:
+        psycopg2.connect(self.dsn("postgres"), connect_timeout=2).close()
+        return True
 
     def _ensure_database(self) -> None:
         conn = psycopg2.connect(self.dsn("postgres"))
@@ -200,13 +176,14 @@ class EmbeddedPostgres(EmbeddedServer["EmbeddedPostgres"]):
         finally:
             conn.close()
 
-    def stop(self) -> None:
-        """Fast shutdown (SIGINT to the postmaster); removes a temporary data directory."""
+    def stop(self, timeout: float | None = None) -> None:
+        """Fast shutdown (SIGINT to the postmaster, its process group killed after
+        ``timeout``); removes a temporary data directory."""
         proc, self._proc = self._proc, None
-        if proc is not None:
+        if proc is not None and proc.poll() is None:
             self._signal_postmaster(proc)
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=self.STOP_TIMEOUT_S if timeout is None else timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()

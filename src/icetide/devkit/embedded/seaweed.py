@@ -21,15 +21,15 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
+from icetide.devkit.embedded.process import EmbeddedServer
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.local_server import LOOPBACK, LocalServer, accepts, free_port
+from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +75,12 @@ def _credentials(path: Path) -> tuple[str, str]:
     return pair
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex((LOOPBACK, port)) == 0
-
-
-class EmbeddedS3(EmbeddedServer[S3Info]):
+class EmbeddedS3(LocalServer, EmbeddedServer[S3Info]):
     """A private ``weed mini`` process; use as a context manager or call start/stop."""
+
+    NAME = "weed mini"
+    STOP_TIMEOUT_S = 15.0
+    log_path = Below("weed.log")
 
     def __init__(self, root: str | Path, bucket: str = "lake", start_timeout: float = 60.0,
                  table_bucket: str | None = None) -> None:
@@ -116,34 +114,17 @@ class EmbeddedS3(EmbeddedServer[S3Info]):
         info = S3Info(f"http://{LOOPBACK}:{self.ports['s3.port']}",
                       f"http://{LOOPBACK}:{self.ports['s3.port.iceberg']}", self.bucket, key,
                       secret)
-        env = {**os.environ, **info.env()}
-        with (self.root / "weed.log").open("ab") as out:
-            self._proc = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=out,
-                                          stderr=out, env=env, cwd=self.root,
-                                          start_new_session=True)
-        self._wait(info)
+        self.spawn(self._command(), env={**os.environ, **info.env()}, cwd=self.root)
+        self.await_ready(lambda: accepts(LOOPBACK, self.ports["s3.port"], 0.5)
+                         and _bucket_ready(info), timeout=self.start_timeout, interval=0.3,
+                         what=f"the S3 store at {info.endpoint}")
         self._info = info
         log.info("S3 store at %s (bucket %s, data %s)", info.endpoint, self.bucket, self.root)
         return info
 
-    def _wait(self, info: S3Info) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self._proc is not None and self._proc.poll() is not None:
-                raise RuntimeSetupError(f"weed mini exited with {self._proc.returncode}; "
-                                        f"see {self.root / 'weed.log'}")
-            if _listening(self.ports["s3.port"]) and _bucket_ready(info):
-                return
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeSetupError(f"the S3 store did not answer within {self.start_timeout:.0f} s;"
-                                f" see {self.root / 'weed.log'}")
-
-    def stop(self) -> None:
-        stop_process(self._proc, "weed mini", timeout=15)
-        self._proc = None
+    def stop(self, timeout: float | None = None) -> None:
+        super().stop(timeout)
         self._info = None
-
 
 
 def _bucket_ready(info: S3Info) -> bool:

@@ -33,6 +33,7 @@ import pyspark
 from icetide.devkit.embedded.process import LOOPBACK, EmbeddedServer, free_port, stop_process
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.java import check_java
+from icetide.runtime.retry import wait_until
 
 log = logging.getLogger(__name__)
 
@@ -120,13 +121,11 @@ class EmbeddedSparkCluster(EmbeddedServer["EmbeddedSparkCluster"]):
             f"worker-{i}", f"{_DEPLOY}.worker.Worker", "--host", LOOPBACK, "--port", str(port),
             "--webui-port", str(free_port()), "--cores", str(self.cores),
             "--memory", self.memory, "--work-dir", str(self.work_dir(i)), self.master)
-        deadline = time.monotonic() + timeout
-        while wait and not any(w.get("port") == port and w.get("state") == "ALIVE"
-                               for w in self.state().get("workers", [])):
-            if time.monotonic() > deadline:
-                raise RuntimeSetupError(f"Spark worker {i} not ALIVE after {timeout:.0f}s: "
-                                        f"see {self.root / f'worker-{i}.log'}")
-            time.sleep(0.3)
+        if wait:
+            wait_until(lambda: any(w.get("port") == port and w.get("state") == "ALIVE"
+                                   for w in self.state().get("workers", [])),
+                       timeout=timeout, interval=0.3, what=f"Spark worker {i} (ALIVE)",
+                       detail=lambda: f"see {self.root / f'worker-{i}.log'}")
 
     def kill_worker(self, i: int) -> None:
         """SIGKILL worker ``i`` with its executor and Python workers (a lost node)."""
@@ -155,16 +154,15 @@ class EmbeddedSparkCluster(EmbeddedServer["EmbeddedSparkCluster"]):
 
     def wait_workers(self, count: int, timeout: float = 120) -> None:
         """Until the master lists ``count`` ALIVE workers."""
-        deadline = time.monotonic() + timeout
-        while self.alive_workers() < count:
+
+        def alive() -> bool:
             if self._master is None or self._master.poll() is not None:
                 raise RuntimeSetupError(
                     f"the Spark master exited: see {self.root / 'master.log'}")
-            if time.monotonic() > deadline:
-                raise RuntimeSetupError(
-                    f"{count} Spark workers not ALIVE after {timeout:.0f}s: see the "
-                    f"worker-N.log files in {self.root}")
-            time.sleep(0.3)
+            return self.alive_workers() >= count
+
+        wait_until(alive, timeout=timeout, interval=0.3, what=f"{count} Spark workers (ALIVE)",
+                   detail=lambda: f"see the worker-N.log files in {self.root}")
 
     def stop(self) -> None:
         """Stop the workers (their executors with them), then the master."""

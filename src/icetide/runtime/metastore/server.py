@@ -31,6 +31,7 @@ from icetide.runtime.java import check_java
 from icetide.runtime.metastore.site import MetastorePaths, check_host
 from icetide.runtime.metastore.txn_tables import prepare_postgres
 from icetide.runtime.metastore.watch import Watchdog, check_interval, watch
+from icetide.runtime.retry import wait_until
 
 if TYPE_CHECKING:
     #: py4j's JVM view (attribute access reaches Java packages and classes) and the
@@ -49,6 +50,9 @@ PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 #: recompiling them. A fresh service's start + first 300 table look-ups took 25.98 → 10.67
 #: CPU seconds, the next 600 20.10 → 11.18 ms each (docs/benchmarks-history.md, 2026-11-25 19:59).
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: Seconds the bound socket may take to serve (its thread starts it at once; the client
+#: side gives up after ``metastore.start_timeout`` anyway).
+SERVING_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -207,8 +211,9 @@ def serve(spec: ServiceSpec, stop: threading.Event) -> None:
             threading.Thread(target=_reap_locks, name="lock-reaper", daemon=True,
                              args=(gateway.jvm, conf, max(1.0, spec.lock_timeout / 4),
                                    stop)).start()
-            while not bound.server.isServing():
-                time.sleep(0.05)
+            wait_until(bound.server.isServing, timeout=SERVING_TIMEOUT_S, interval=0.05,
+                       what=f"the metastore's thrift server on {spec.host}:{bound.port}",
+                       interruptible=False)  # its own process: SIGTERM sets ``stop``
             _write_state(spec, bound.port)
             log.info("metastore listening on thrift://%s:%d (%.1fs)", spec.host, bound.port,
                      time.monotonic() - started)

@@ -14,22 +14,15 @@ the URI with :func:`metastore_uri`.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.classpath import group_jars
+from icetide.runtime.local_server import Detached, Recorded, accepts, start_lock, terminate
 from icetide.runtime.metastore.server import PASSWORD_ENV
 from icetide.runtime.metastore.site import MetastorePaths, check_host, write_conf
 from icetide.runtime.s3 import on_s3
@@ -38,16 +31,10 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class ServiceState:
+class ServiceState(Recorded):
     """A running service: its process and address."""
 
-    pid: int
-    host: str
-    port: int
-
-    @property
-    def uri(self) -> str:
-        return f"thrift://{self.host}:{self.port}"
+    SCHEME = "thrift"
 
 
 def embedded(settings: Settings) -> bool:
@@ -71,61 +58,16 @@ def metastore_uri(settings: Settings) -> str:
     (a free port when 9083 was taken), else the configured one. The one place that
     builds it: Spark's conf, pyiceberg, status, the dashboard and the printed
     instructions all read it here."""
-    state = _recorded(MetastorePaths.of(settings))
+    state = ServiceState.read(MetastorePaths.of(settings).state)
     return state.uri if state is not None else configured_uri(settings)
-
-
-def _accepts(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a reaped child or a zombie of ours does not)."""
-    try:  # a child of this process that exited is a zombie until reaped
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _recorded(paths: MetastorePaths) -> ServiceState | None:
-    """The service the state file names, if its process is alive (not asked: no connect)."""
-    try:
-        data = json.loads(paths.state.read_text())
-        state = ServiceState(int(data["pid"]), str(data["host"]), int(data["port"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return state if pid_alive(state.pid) else None
 
 
 def running(settings: Settings) -> ServiceState | None:
     """The home's service, if its process is alive and it accepts connections."""
-    state = _recorded(MetastorePaths.of(settings))
-    if state is not None and _accepts(state.host, state.port):
+    state = ServiceState.read(MetastorePaths.of(settings).state)
+    if state is not None and accepts(state.host, state.port):
         return state
     return None
-
-
-@contextmanager
-def _start_lock(paths: MetastorePaths) -> Iterator[None]:
-    paths.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with paths.lock.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def ensure_metastore(settings: Settings) -> ServiceState:
@@ -133,12 +75,12 @@ def ensure_metastore(settings: Settings) -> ServiceState:
     paths = MetastorePaths.of(settings)
     cfg = settings.metastore
     check_host(cfg.host)
-    with _start_lock(paths):
+    with start_lock(paths):
         state = running(settings)
         if state is not None:
             _check_address(state, settings)
             return state
-        if port_is_set(settings) and _accepts(cfg.host, cfg.port):
+        if port_is_set(settings) and accepts(cfg.host, cfg.port):
             raise RuntimeSetupError(
                 f"{cfg.host}:{cfg.port} is taken by another program, not this home's "
                 f"metastore ({paths.root}): set metastore.port (ICETIDE_METASTORE__PORT) to a "
@@ -176,44 +118,34 @@ def fallback_ports(settings: Settings, paths: MetastorePaths) -> tuple[int, ...]
     return (0,) if last == settings.metastore.port else (last, 0)
 
 
-def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
+def _command(settings: Settings, paths: MetastorePaths) -> list[str]:
     cfg = settings.metastore
-    write_conf(settings, paths)
-    paths.state.unlink(missing_ok=True)
-    args = [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
+    return [sys.executable, "-m", "icetide.runtime.metastore", str(paths.root), cfg.host,
             str(cfg.port), cfg.heap, str(cfg.lock_timeout), cfg.database or "", cfg.user or "",
             os.pathsep.join(map(str, group_jars(settings, _jar_groups(settings)))),
             ",".join(str(p) for p in fallback_ports(settings, paths)),
             "" if cfg.idle_timeout is None else str(cfg.idle_timeout)]
+
+
+def _spawn(settings: Settings, paths: MetastorePaths) -> ServiceState:
+    cfg = settings.metastore
+    write_conf(settings, paths)
+    paths.state.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
     if cfg.password is not None:
         env[PASSWORD_ENV] = cfg.password.get_secret_value()
-    with paths.log.open("a") as out:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, cwd=paths.root, env=env)
+    service = Detached("the metastore", paths)
+    proc = service.spawn(_command(settings, paths), env=env, cwd=paths.root)
     log.info("starting the metastore at %s%s (log: %s)", configured_uri(settings),
              "" if port_is_set(settings) else " or a free port", paths.log)
-    deadline = time.monotonic() + cfg.start_timeout
-    while time.monotonic() < deadline:
+
+    def listening() -> ServiceState | None:
         state = running(settings)
-        if state is not None and state.pid == proc.pid:
-            return state
-        if proc.poll() is not None:
-            raise RuntimeSetupError(
-                f"the metastore exited with code {proc.returncode} before listening on "
-                f"{configured_uri(settings)}; its log {paths.log} ends:\n{_tail(paths)}")
-        time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeSetupError(
-        f"the metastore did not listen on {configured_uri(settings)} within "
-        f"{cfg.start_timeout:.0f}s (metastore.start_timeout); see {paths.log}")
+        return state if state is not None and state.pid == proc.pid else None
 
-
-def _tail(paths: MetastorePaths, lines: int = 20) -> str:
-    try:
-        return "\n".join(paths.log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+    return service.await_ready(listening, timeout=cfg.start_timeout, interval=0.2,
+                               what=f"the metastore at {configured_uri(settings)}",
+                               hint="metastore.start_timeout bounds its start; ")
 
 
 def stop_metastore(settings: Settings, timeout: float = 30.0) -> ServiceState | None:
@@ -221,17 +153,6 @@ def stop_metastore(settings: Settings, timeout: float = 30.0) -> ServiceState | 
     state = running(settings)
     if state is None:
         return None
-    terminate(state.pid, timeout)
+    terminate(state.pid, timeout, "metastore")
     MetastorePaths.of(settings).state.unlink(missing_ok=True)
     return state
-
-
-def terminate(pid: int, timeout: float = 30.0) -> None:
-    """SIGTERM ``pid``, then SIGKILL when it still runs after ``timeout`` seconds."""
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while pid_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if pid_alive(pid):
-        log.warning("metastore pid %d ignored SIGTERM for %.0fs: killing it", pid, timeout)
-        os.kill(pid, signal.SIGKILL)

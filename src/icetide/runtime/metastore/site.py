@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from xml.sax.saxutils import escape
 
 from icetide.config import Settings
-from icetide.errors import ConfigError
-from icetide.runtime.loopback import is_loopback
+from icetide.runtime.local_server import ServerFiles
+from icetide.runtime.loopback import require_loopback
 from icetide.runtime.paths import Below
 from icetide.runtime.s3 import hadoop_properties, on_s3
 
@@ -16,18 +15,13 @@ STATE_FILE = "service.json"
 
 
 @dataclass(frozen=True)
-class MetastorePaths:
+class MetastorePaths(ServerFiles):
     """The files of one home's metastore service."""
 
-    root: Path
-
-    @classmethod
-    def of(cls, settings: Settings) -> MetastorePaths:
-        return cls(settings.path("metastore"))
-
+    FOLDER = "metastore"
     conf_dir = Below("conf")
     database = Below("db")
-    #: JSON ``{"pid", "host", "port"}`` written once the service listens.
+    #: written once the service listens
     state = Below(STATE_FILE)
     #: The port the service last listened on (kept after it stops: a service that had to
     #: take a free port takes the same one again when it can).
@@ -38,12 +32,9 @@ class MetastorePaths:
 
 def check_host(host: str) -> None:
     """The metastore speaks thrift without authentication: loopback only."""
-    if not is_loopback(host):
-        raise ConfigError(
-            f"metastore.host {host!r} is not a loopback address: the embedded metastore has "
-            "no authentication, so it binds 127.0.0.1 only; reach it from other hosts "
-            "through an SSH tunnel, or run a secured metastore and set catalog.uri"
-        )
+    require_loopback(host, "metastore.host", "the embedded metastore",
+                     "reach it from other hosts through an SSH tunnel, or run a secured "
+                     "metastore and set catalog.uri")
 
 
 def _property(name: str, value: str) -> str:

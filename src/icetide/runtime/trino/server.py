@@ -9,27 +9,19 @@ the server's) on the Java of :mod:`icetide.runtime.trino.java`, data under
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
-import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.metastore.service import (
-    embedded,
-    ensure_metastore,
-    pid_alive,
-    terminate,
-)
+from icetide.runtime.local_server import Detached, Recorded, start_lock, terminate
+from icetide.runtime.metastore.service import embedded, ensure_metastore
 from icetide.runtime.trino import dist
 from icetide.runtime.trino.java import install_java, trino_java_home
 from icetide.runtime.trino.site import TrinoPaths, check_host, write_etc
@@ -38,16 +30,10 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class TrinoState:
+class TrinoState(Recorded):
     """A running local Trino: its process and address."""
 
-    pid: int
-    host: str
-    port: int
-
-    @property
-    def uri(self) -> str:
-        return f"http://{self.host}:{self.port}"
+    SCHEME = "http"
 
 
 def _info(host: str, port: int) -> dict[str, object] | None:
@@ -68,14 +54,6 @@ def _listens(host: str, port: int) -> bool:
     except (urllib.error.URLError, OSError):
         return False
     return True
-
-
-def _read_state(paths: TrinoPaths) -> TrinoState | None:
-    try:
-        data = json.loads(paths.state.read_text())
-        return TrinoState(int(data["pid"]), str(data["host"]), int(data["port"]))
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 def _schedules(state: TrinoState) -> bool:
@@ -101,19 +79,11 @@ def _schedules(state: TrinoState) -> bool:
 
 def running(settings: Settings) -> TrinoState | None:
     """The home's Trino, if its process is alive and it has finished starting."""
-    state = _read_state(TrinoPaths.of(settings))
-    if state is None or not pid_alive(state.pid):
+    state = TrinoState.read(TrinoPaths.of(settings).state)
+    if state is None:
         return None
     info = _info(state.host, state.port)
     return state if info is not None and info.get("starting") is False else None
-
-
-@contextmanager
-def _start_lock(paths: TrinoPaths) -> Iterator[None]:
-    paths.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with paths.lock.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def ensure_trino(settings: Settings, *, install: bool = True) -> TrinoState:
@@ -124,7 +94,7 @@ def ensure_trino(settings: Settings, *, install: bool = True) -> TrinoState:
     cfg = settings.trino
     check_host(cfg.host)
     paths = TrinoPaths.of(settings)
-    with _start_lock(paths):
+    with start_lock(paths):
         state = running(settings)
         if state is not None:
             if (state.host, state.port) != (cfg.host, cfg.port):
@@ -153,42 +123,25 @@ def _spawn(settings: Settings, paths: TrinoPaths, server: Path, java: Path) -> T
     cmd = [str(server / "bin" / "launcher"), "run", "--etc-dir", str(paths.etc),
            "--data-dir", str(paths.data)]
     began = time.monotonic()
-    with paths.log.open("a") as out:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, cwd=paths.root, env=env)
+    local = Detached("Trino", paths)
+    proc = local.spawn(cmd, env=env, cwd=paths.root)
     state = TrinoState(proc.pid, cfg.host, cfg.port)
-    paths.state.write_text(json.dumps({"pid": proc.pid, "host": cfg.host, "port": cfg.port}))
+    state.write(paths.state)
     log.info("starting Trino %s at %s (log: %s)", dist.VERSION, state.uri, paths.log)
-    while time.monotonic() - began < cfg.start_timeout:
-        if running(settings) == state and _schedules(state):
-            log.info("Trino answers at %s after %.1f s", state.uri, time.monotonic() - began)
-            return state
-        if proc.poll() is not None:
-            paths.state.unlink(missing_ok=True)
-            raise RuntimeSetupError(
-                f"Trino exited with code {proc.returncode} before answering at {state.uri}; "
-                f"its log {paths.log} ends:\n{_tail(paths)}")
-        time.sleep(0.5)
-    terminate(proc.pid)
-    paths.state.unlink(missing_ok=True)
-    raise RuntimeSetupError(f"Trino did not answer at {state.uri} within "
-                            f"{cfg.start_timeout:.0f}s (trino.start_timeout); see {paths.log}")
-
-
-def _tail(paths: TrinoPaths, lines: int = 20) -> str:
-    try:
-        return "\n".join(paths.log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+    local.await_ready(lambda: running(settings) == state and _schedules(state),
+                      timeout=cfg.start_timeout, interval=0.5, what=f"Trino at {state.uri}",
+                      hint="trino.start_timeout bounds its start; ")
+    log.info("Trino answers at %s after %.1f s", state.uri, time.monotonic() - began)
+    return state
 
 
 def stop_trino(settings: Settings, timeout: float = 30.0) -> TrinoState | None:
     """Stop the home's Trino (SIGTERM, then SIGKILL after ``timeout``); the one stopped."""
     paths = TrinoPaths.of(settings)
-    state = _read_state(paths)
-    if state is None or not pid_alive(state.pid):
+    state = TrinoState.read(paths.state)
+    if state is None:
         paths.state.unlink(missing_ok=True)
         return None
-    terminate(state.pid, timeout)
+    terminate(state.pid, timeout, "Trino")
     paths.state.unlink(missing_ok=True)
     return state

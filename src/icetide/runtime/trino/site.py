@@ -8,54 +8,34 @@ system the warehouse is on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from icetide.config import Settings
 from icetide.errors import ConfigError
-from icetide.runtime.loopback import is_loopback
+from icetide.runtime.local_server import ServerFiles
+from icetide.runtime.loopback import require_loopback
 from icetide.runtime.metastore.service import embedded, metastore_uri
+from icetide.runtime.paths import Below
 from icetide.runtime.s3 import uses_s3
 
 
 @dataclass(frozen=True)
-class TrinoPaths:
+class TrinoPaths(ServerFiles):
     """Where a home's local Trino keeps its configuration, data, state and log."""
 
-    root: Path
-
-    @classmethod
-    def of(cls, settings: Settings) -> TrinoPaths:
-        return cls(settings.path("trino"))
-
-    @property
-    def etc(self) -> Path:
-        return self.root / "etc"
-
-    @property
-    def data(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def state(self) -> Path:
-        return self.root / "trino.json"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "trino.log"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / ".start.lock"
+    FOLDER = "trino"
+    etc = Below("etc")
+    data = Below("data")
+    state = Below("trino.json")
+    log = Below("trino.log")
+    lock = Below(".start.lock")
 
 
 def check_host(host: str) -> None:
     """The local Trino has no authentication: loopback only."""
-    if not is_loopback(host):
-        raise ConfigError(
-            f"trino.host {host!r} is not a loopback address: the local Trino has no "
-            "authentication, so it binds 127.0.0.1 only; for other hosts run a secured Trino "
-            "with the catalog file of `icetide trino catalog` and set trino.uri")
+    require_loopback(host, "trino.host", "the local Trino",
+                     "for other hosts run a secured Trino with the catalog file of "
+                     "`icetide trino catalog` and set trino.uri")
 
 
 def _catalog_service(settings: Settings) -> dict[str, str]:

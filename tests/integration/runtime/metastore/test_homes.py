@@ -22,13 +22,12 @@ from icetide.cli.catalog_cmd import catalog
 from icetide.config import CatalogConfig, MetastoreConfig, Settings
 from icetide.devkit.embedded.process import free_port
 from icetide.runtime.catalogs import catalog_properties
+from icetide.runtime.local_server import pid_alive, terminate
 from icetide.runtime.metastore.service import (
     ServiceState,
     ensure_metastore,
     metastore_uri,
-    pid_alive,
     stop_metastore,
-    terminate,
 )
 
 DEFAULT_PORT = 9083
