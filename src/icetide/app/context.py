@@ -164,7 +164,8 @@ class Context:
 
     @contextmanager
     def _lag_probes(self, lag: bool) -> Iterator[LagProbes | None]:
-        """Lag probes knowing the pipeline's declared sources (closed after use)."""
+        """Lag probes knowing the pipeline's declared sources (closed after use, by the
+        probes: a source still asked past the probes' patience is closed when it answers)."""
         from icetide.app.lag import LagProbes, pipeline_sources
 
         if not lag:
@@ -177,8 +178,6 @@ class Context:
             yield probes
         finally:
             probes.close()
-            for src in sources.values():
-                src.close()
 
     def _running_probe(self) -> Callable[[str, str], bool | None]:
         """``(db.table, flow) -> running?`` from the flows' leases (see runtime/leases.py)."""

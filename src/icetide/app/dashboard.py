@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 
-from icetide.app.status import TableStatus, read_markers
+from icetide.app.status import TableStatus, dead_letter_tables, read_markers
 from icetide.errors import TableError, listed
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.model.markers import Marker
 from icetide.pipelines.graph import PipelineGraph
-from icetide.query.catalog_info import all_tables, live_rows
 from icetide.runtime.catalogs import ReadCatalog
 
 log = logging.getLogger(__name__)
@@ -180,27 +179,6 @@ def table_activity(name: str, table: Table, now_ms: int, dead_letter_table: str 
     sources = sorted({key for m in walk.per_flow.values() for key in _upstream_keys(m)})
     return TableActivity(name, round(recent / (RATE_WINDOW_S / 60), 2), tuple(reversed(points)),
                          tuple(sources), dead_letter_table, dead_letters_total)
-
-
-def dead_letter_tables(catalog: ReadCatalog, skip: Iterable[str] = ()
-                       ) -> dict[str, tuple[str, int | None]]:
-    """Flow name → its dead-letter table (``db.table``, found by the tables' comment) and
-    the rows it holds."""
-    skipped = set(skip)
-    found: dict[str, tuple[str, int | None]] = {}
-    for ident in all_tables(catalog):
-        name = ".".join(ident)
-        if name in skipped:
-            continue
-        try:
-            table = catalog.load_table(ident)
-        except (NoSuchTableError, NoSuchNamespaceError):
-            continue
-        if table.properties.get("comment") != DLQ_COMMENT:
-            continue
-        for flow in read_markers(table).per_flow:
-            found.setdefault(flow, (name, live_rows(table.current_snapshot())))
-    return found
 
 
 # --------------------------------------------------------------------------- the DAG

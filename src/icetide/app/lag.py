@@ -6,13 +6,18 @@ partition, via :meth:`KafkaSource.lag`) and lake tables (snapshots and appended 
 yet read, from metadata only). Sources of a loaded pipeline answer through their own
 ``AnySource.lag``; other kinds (a MySQL binlog reporting seconds behind) plug in with
 :meth:`LagProbes.register` under their key scheme. A probe that cannot reach its source
-reports the error instead of failing the whole status.
+reports the error instead of failing the whole status, and no probe holds the status
+up: :meth:`LagProbes.prefetch` asks every source at once, each in a thread of its own,
+and waits :data:`LAG_PATIENCE_S` at most; a source that has not answered by then shows
+its lag as unknown, with that reason.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import SupportsFloat, cast
 
@@ -28,7 +33,8 @@ from icetide.tables.changelog import CHANGELOG_SUFFIX
 
 log = logging.getLogger(__name__)
 
-#: Seconds a status waits for an unreachable broker before reporting it.
+#: Seconds a status waits for its sources' lag (all asked at once) before showing the
+#: lag of those that have not answered as unknown.
 LAG_PATIENCE_S = 2.0
 
 
@@ -43,9 +49,9 @@ class SourceLag:
     error: str | None = None
 
     def short(self) -> str:
-        """``kafka:clicks 120 messages`` or the error."""
+        """``kafka:clicks: 120 messages``, or ``kafka:clicks: unknown (<why>)``."""
         if self.error is not None:
-            return f"{self.source}: unavailable (see --format json)"
+            return f"{self.source}: unknown ({self.error})"
         behind = "?" if self.behind is None else f"{self.behind:g}"
         return f"{self.source}: {behind} {self.unit}"
 
@@ -77,9 +83,12 @@ class LagProbes:
         self.settings = settings
         self.catalog = catalog
         self.sources: dict[str, AnySource] = dict(sources or {})
-        self._owned: list[AnySource] = []
         self._seen: dict[tuple[str, str], SourceLag | None] = {}
         self._failed: dict[str, SourceLag] = {}
+        #: keys whose probe still runs in a thread (past its patience): closed when it ends
+        self._running: list[str] = []
+        self._closed = False
+        self._lock = threading.Lock()
         self.probes: dict[str, Callable[[str, Position], SourceLag]] = {
             "kafka": self._kafka, "iceberg": self._iceberg}
 
@@ -103,6 +112,54 @@ class LagProbes:
                 self._failed[key] = found
         return self._seen[cache_key]
 
+    def prefetch(self, wanted: Iterable[tuple[str, Position]],
+                 patience: float = LAG_PATIENCE_S) -> None:
+        """Ask every source of ``wanted`` at once, each in a (daemon) thread, for at most
+        ``patience`` seconds in all; later calls answer from what came back. A source that
+        did not answer in time is reported as unknown (and not asked again), its thread
+        left to finish on its own. Lake tables (``iceberg:``) are asked later, in the
+        caller's thread: they share its catalog client."""
+        jobs: dict[tuple[str, str], tuple[threading.Thread, list[SourceLag | None]]] = {}
+        for key, position in wanted:
+            cache_key = (key, dumps(position))
+            if (key.startswith("iceberg:") or key in self._failed or cache_key in self._seen
+                    or cache_key in jobs):
+                continue
+            jobs[cache_key] = self._start(key, position)
+        deadline = time.monotonic() + patience
+        for (key, encoded), (thread, answer) in jobs.items():
+            thread.join(max(0.0, deadline - time.monotonic()))
+            found = answer[0] if answer else self._silent(key, patience)
+            self._seen[(key, encoded)] = found
+            if found is not None and found.error is not None:
+                self._failed[key] = found
+
+    def _silent(self, key: str, patience: float) -> SourceLag:
+        """The lag of a source that did not answer within ``patience``: unknown, and why."""
+        where = getattr(self.sources.get(key), "bootstrap", None)
+        return SourceLag(key, None, "", error=f"no answer in {patience:g}s"
+                         + (f" from {where}" if where else ""))
+
+    def _start(self, key: str, position: Position
+               ) -> tuple[threading.Thread, list[SourceLag | None]]:
+        answer: list[SourceLag | None] = []
+
+        def probe() -> None:
+            try:
+                answer.append(self._probe(key, position))
+            finally:
+                with self._lock:
+                    self._running.remove(key)
+                    late = self._closed and key not in self._running
+                if late:  # the status ended without it: close what it opened
+                    self._close_key(key)
+
+        with self._lock:
+            self._running.append(key)
+        thread = threading.Thread(target=probe, name=f"lag {key}", daemon=True)
+        thread.start()
+        return thread, answer
+
     def _probe(self, key: str, position: Position) -> SourceLag | None:
         try:
             if key in self.sources:
@@ -122,7 +179,6 @@ class LagProbes:
         src = KafkaSource(key.split(":", 1)[1], self.settings.kafka,
                           retry_patience=LAG_PATIENCE_S, request_timeout=LAG_PATIENCE_S)
         self.sources[key] = src
-        self._owned.append(src)
         return from_source_lag(key, src.lag(cast(KafkaPosition, position)))
 
     def _followed(self, key: str) -> AnySource | None:
@@ -136,7 +192,6 @@ class LagProbes:
             return None
         reader: AnySource = follow(table, (), ())  # lag is the binlog's: any table will do
         self.sources[key] = reader
-        self._owned.append(reader)
         return reader
 
     def _iceberg(self, key: str, position: Position) -> SourceLag:
@@ -163,8 +218,18 @@ class LagProbes:
                          {"snapshots": snaps, "rows": rows, "removes": removes})
 
     def close(self) -> None:
-        """Close the clients this object opened."""
-        for src in self._owned:
+        """Close the sources' clients (the given sources' too); a probe still running
+        closes its own when it ends."""
+        with self._lock:
+            self._closed = True
+            idle = [key for key in self.sources  # a followed reader needs its base
+                    if not any(r == key or r.startswith(key + ":") for r in self._running)]
+        for key in idle:
+            self._close_key(key)
+
+    def _close_key(self, key: str) -> None:
+        src = self.sources.get(key)
+        if src is not None:
             src.close()
 
 

@@ -9,24 +9,28 @@ current snapshot and the icetide markers in the summaries of its ancestors
   the newest marker carrying one), judged against the freshness target (the pipeline's,
   else the one the flow recorded) with :func:`~icetide.pipelines.freshness.freshness_status`;
 * the refresh mode and achieved freshness recorded by the last commit;
-* dead letters and expectation counts of the last commit;
-* source lag per flow from its committed position (:mod:`icetide.app.lag`).
+* dead letters: those of the last commit, and those the table's dead-letter tables hold
+  (found by their comment, :data:`~icetide.lake.dlq.DLQ_COMMENT`; live rows);
+* expectation counts of the last commit;
+* source lag per flow from its committed position (:mod:`icetide.app.lag`), every source
+  asked at once and for :data:`~icetide.app.lag.LAG_PATIENCE_S` at most.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from icetide.app.lag import LagProbe, SourceLag
+from icetide.app.lag import LagProbe, LagProbes, SourceLag
 from icetide.engine.pacing import FreshnessTarget
 from icetide.engine.quality import expectation_counts
+from icetide.lake.dlq import DLQ_COMMENT
 from icetide.lake.flow_errors import flow_errors
 from icetide.model.keys import MarkerExtra, TableProperties
 from icetide.model.markers import Marker
@@ -58,7 +62,10 @@ class TableStatus:
     mode: str | None = None
     #: Wall seconds of the newest flow batch committed (plan → commit).
     batch_s: float | None = None
+    #: dead letters the newest commit sent to the dead-letter table
     dead_letters: int | None = None
+    #: rows the dead-letter tables of this table's flows hold (None: it has none)
+    dead_letters_total: int | None = None
     dropped: int | None = None
     expectations: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     lag: tuple[SourceLag, ...] = ()
@@ -237,11 +244,12 @@ def _judge(fresh: float | None, achieved: float | None, target: FreshnessTarget,
 
 def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = None,
                  lag: LagProbe | None = None, now_ms: int | None = None,
-                 running: RunningProbe | None = None) -> TableStatus:
-    """The status of one loaded table."""
+                 running: RunningProbe | None = None, walk: _Walk | None = None
+                 ) -> TableStatus:
+    """The status of one loaded table (``walk``: its markers, when read already)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     current = table.current_snapshot()
-    walk = read_markers(table)
+    walk = walk if walk is not None else read_markers(table)
     latest = walk.latest
     target = _target(latest, declared)
     fresh = None if walk.newest_event_ms is None else max(0.0, (now - walk.newest_event_ms) / 1000)
@@ -270,40 +278,81 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
     )
 
 
+def _load_tables(catalog: ReadCatalog, tables: Sequence[str] | None) -> dict[str, Table | None]:
+    """``tables`` (``db.table``; default: every table of the catalog) loaded, in order
+    (None: it does not exist)."""
+    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
+    loaded: dict[str, Table | None] = {}
+    for name in names:
+        try:
+            loaded[name] = catalog.load_table(tuple(name.split(".")))
+        except (NoSuchTableError, NoSuchNamespaceError):
+            loaded[name] = None
+    return loaded
+
+
+def _prefetch(probe: LagProbe | None, walks: Iterable[_Walk]) -> None:
+    """Ask every source the walks' markers name at once, for a bounded time."""
+    if isinstance(probe, LagProbes):
+        probe.prefetch((key, position) for walk in walks for marker in walk.per_flow.values()
+                       for key, position in sorted(marker.end.items()))
+
+
 def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
                    targets: Mapping[str, FreshnessTarget] | None = None,
                    lag: LagProbe | None = None, now_ms: int | None = None,
                    running: Callable[[str, str], bool | None] | None = None,
                    ) -> list[TableStatus]:
     """Status of ``tables`` (``db.table``; default: every table of the catalog)."""
-    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
+    loaded = _load_tables(catalog, tables)
+    walks = {name: read_markers(table) for name, table in loaded.items() if table is not None}
+    _prefetch(lag, walks.values())
+    held = dead_letter_tables(catalog, loaded)
     out: list[TableStatus] = []
-    for name in names:
-        try:
-            table = catalog.load_table(tuple(name.split(".")))
-        except (NoSuchTableError, NoSuchNamespaceError):
+    for name, table in loaded.items():
+        if table is None:
             out.append(TableStatus(table=name, exists=False))
             continue
         probe = None if running is None else (lambda flow, n=name: running(n, flow))
-        out.append(table_status(name, table, declared=(targets or {}).get(name), lag=lag,
-                                now_ms=now_ms, running=probe))
+        row = table_status(name, table, declared=(targets or {}).get(name), lag=lag,
+                           now_ms=now_ms, running=probe, walk=walks[name])
+        out.append(replace(row, dead_letters_total=_held(row, held)))
     return out
+
+
+def dead_letter_tables(catalog: ReadCatalog, loaded: Mapping[str, Table | None] | None = None
+                       ) -> dict[str, tuple[str, int | None]]:
+    """Flow name → its dead-letter table (``db.table``, found by the tables' comment) and
+    the rows it holds; ``loaded``: tables loaded already (not loaded again)."""
+    found: dict[str, tuple[str, int | None]] = {}
+    for ident in all_tables(catalog):
+        name = ".".join(ident)
+        table = (loaded or {}).get(name)
+        try:
+            table = table if table is not None else catalog.load_table(ident)
+        except (NoSuchTableError, NoSuchNamespaceError):
+            continue
+        if table.properties.get("comment") != DLQ_COMMENT:
+            continue
+        for flow in read_markers(table).per_flow:
+            found.setdefault(flow, (name, live_rows(table.current_snapshot())))
+    return found
+
+
+def _held(row: TableStatus, held: Mapping[str, tuple[str, int | None]]) -> int | None:
+    """The rows the dead-letter tables of ``row``'s flows hold (None: they have none; a
+    dead-letter table's own row has none either)."""
+    tables = {held[f] for f in row.flows if f in held and held[f][0] != row.table}
+    return sum(rows or 0 for _, rows in tables) if tables else None
 
 
 def collect_lags(catalog: ReadCatalog, tables: Sequence[str] | None, probe: LagProbe
                  ) -> dict[str, tuple[SourceLag, ...]]:
     """Source lag per table (``db.table``; default: every table), alone: the part of a
-    status that asks the sources, which a page fetches apart (a broker that is down
-    answers only when its client gives up)."""
-    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
-    found: dict[str, tuple[SourceLag, ...]] = {}
-    for name in names:
-        try:
-            table = catalog.load_table(tuple(name.split(".")))
-        except (NoSuchTableError, NoSuchNamespaceError):
-            continue
-        found[name] = _lag(read_markers(table), probe)
-    return found
+    status that asks the sources, which a page fetches apart, so it waits for each
+    source's own answer (a broker that is down: when its client gives up, with its error)."""
+    return {name: _lag(read_markers(table), probe)
+            for name, table in _load_tables(catalog, tables).items() if table is not None}
 
 
 def with_lag(row: TableStatus, lags: Sequence[SourceLag]) -> TableStatus:

@@ -170,6 +170,9 @@ def _print_description(info: TableDescription) -> None:
     console.print(f"location: {info['location']}", soft_wrap=True)
     console.print(f"current snapshot: {info['current_snapshot_id']}  rows: {info['rows']}")
     console.print(f"identifier fields: {', '.join(info['identifier_fields']) or '(none)'}")
+    distribution = info["properties"].get("write.distribution-mode", "Iceberg's default")
+    console.print(f"sort order (cluster_by): {', '.join(info['sort_order']) or 'unsorted'}"
+                  f"; write distribution: {distribution}", soft_wrap=True)
     schema = info["schema"]
     emit(["id", "name", "type", "nullable", "doc"],
          [(f["id"], f["name"], f["type"], "no" if f["required"] else "yes", f["doc"] or "")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from rich import box
 from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.table import Table
 
 from icetide.app.status import TableStatus
@@ -26,10 +27,11 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}s"
 
 
-def _target(row: TableStatus) -> str:
+def _target(row: TableStatus, wide: bool = True) -> str:
+    """``10s (warn 5s)``; compact: the target alone (the warning where there is no target)."""
     if row.target_s is None and row.warn_s is None:
         return "-"
-    warn = f" (warn {row.warn_s:g}s)" if row.warn_s is not None else ""
+    warn = f" (warn {row.warn_s:g}s)" if row.warn_s is not None and wide else ""
     return f"{row.target_s:g}s{warn}" if row.target_s is not None else f"warn {row.warn_s:g}s"
 
 
@@ -50,28 +52,59 @@ def runs_on(rows: Sequence[TableStatus]) -> str | None:
     return "runs on " + "; ".join(parts) if parts else None
 
 
+#: A cell's text in the compact table at most (the whole under ``--wide`` and in JSON).
+COMPACT_CELL = 48
+
+
+def _cut(text: str, wide: bool) -> str:
+    return text if wide or len(text) <= COMPACT_CELL else text[:COMPACT_CELL - 1] + "…"
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+#: (header, cell, shown in the compact table too): one meaning per column, said in its header
+_COLUMNS: tuple[tuple[str, Callable[[TableStatus, float, bool], str], bool], ...] = (
+    ("table", lambda r, now, wide: r.table, True),
+    ("last commit", lambda r, now, wide: (_age if wide else _ago)(r.last_commit_ms, now), True),
+    ("rows", lambda r, now, wide: "?" if r.rows_total is None else f"{r.rows_total:,}", True),
+    ("rows last commit", lambda r, now, wide: _count(r.rows_last_commit), False),
+    ("freshness", lambda r, now, wide: _freshness(r), True),
+    ("target", lambda r, now, wide: _target(r, wide), True),
+    ("status", lambda r, now, wide: _state(r, wide), True),
+    ("mode", lambda r, now, wide: r.mode or "-", False),
+    ("DLQ total", lambda r, now, wide: _count(r.dead_letters_total), True),
+    ("DLQ last commit", lambda r, now, wide: _count(r.dead_letters), False),
+    ("expectations", lambda r, now, wide: _expectations(r), False),
+    ("source lag", lambda r, now, wide: "\n".join(escape(_cut(lag.short(), wide))
+                                                  for lag in r.lag) or "-", True),
+    ("files", lambda r, now, wide: _storage(r, now), False),
+)
+
+
 def status_table(rows: Sequence[TableStatus], now: float | None = None,
-                 title: str | None = None, catalog: str | None = None) -> Table:
-    """The full table of ``icetide status``; its caption names the catalog's address and
-    the Spark master and executors of the newest commits."""
+                 title: str | None = None, catalog: str | None = None,
+                 wide: bool = False) -> Table:
+    """The table of ``icetide status``: compact (table, last commit, rows, freshness,
+    target, status, dead letters held, source lag; long cells cut), or ``wide`` with
+    every column (rows and dead letters of the last commit, refresh mode, expectations,
+    files) and nothing cut. Its caption names the catalog's address and the Spark master
+    and executors of the newest commits."""
     now = time.time() if now is None else now
     caption = "\n".join(c for c in (f"catalog {catalog}" if catalog else None, runs_on(rows))
-                         if c) or None
-    table = Table(title=title, header_style="bold", caption=caption)
-    for column in ("table", "last commit", "rows last/total", "freshness", "target",
-                   "status", "mode", "dead letters", "expectations", "source lag", "files"):
-        table.add_column(column)
+                        if c) or None
+    table = Table(title=title, header_style="bold", caption=caption,
+                  box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD, padding=(0, 1),
+                  pad_edge=wide)
+    columns = [(name, cell) for name, cell, compact in _COLUMNS if wide or compact]
+    for name, _ in columns:
+        table.add_column(name)
     for row in rows:
         if not row.exists:
-            table.add_row(row.table, "not created", *["-"] * 9)
+            table.add_row(row.table, "not created", *["-"] * (len(columns) - 2))
             continue
-        total = "?" if row.rows_total is None else str(row.rows_total)
-        last = "-" if row.rows_last_commit is None else str(row.rows_last_commit)
-        table.add_row(row.table, _age(row.last_commit_ms, now), f"{last}/{total}",
-                      _freshness(row), _target(row), _state(row), row.mode or "-",
-                      "-" if row.dead_letters is None else str(row.dead_letters),
-                      _expectations(row), "\n".join(lag.short() for lag in row.lag) or "-",
-                      _storage(row, now))
+        table.add_row(*(cell(row, now, wide) for _, cell in columns))
     return table
 
 
@@ -80,10 +113,12 @@ def judged_at_commit(row: TableStatus) -> bool:
     return row.activity == "stopped" and row.state in STATE_STYLE
 
 
-def _state(row: TableStatus) -> str:
-    """``ok · running (caught up)``; a stopped table: ``ok when committed · stopped``."""
+def _state(row: TableStatus, wide: bool = True) -> str:
+    """``ok · running (caught up)``; a stopped table: ``ok when committed · stopped``; a
+    flow's error (cut unless ``wide``)."""
     if row.errors:
-        return "[red]error[/]: " + "; ".join(f"{f}: {m}" for f, m in row.errors.items())
+        errors = "; ".join(f"{f}: {m}" for f, m in row.errors.items())
+        return "[red]error[/]: " + escape(_cut(errors, wide))
     state = f"[{STATE_STYLE[row.state]}]{row.state}[/]" if row.state in STATE_STYLE \
         else row.state
     if judged_at_commit(row):
@@ -117,12 +152,13 @@ def _ago(ms: int | None, now: float) -> str:
 def live_table(rows: Sequence[TableStatus], now: float | None = None,
                title: str | None = None) -> Table:
     """The compact table of the demo's live view (fits 80 columns): rows, last commit,
-    freshness, status, the newest batch's duration and the dead letters of the last
-    commit. A stopped table's freshness is what its newest data had when committed (what
-    its status judges), not its age since."""
+    freshness, status, the newest batch's duration and the rows the table's dead-letter
+    tables hold (``DLQ total``: what the demo's summary counts, not one commit's). A
+    stopped table's freshness is what its newest data had when committed (what its status
+    judges), not its age since."""
     now = time.time() if now is None else now
     table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
-    for column in ("table", "rows", "commit", "freshness", "status", "batch", "DLQ"):
+    for column in ("table", "rows", "commit", "freshness", "status", "batch", "DLQ total"):
         table.add_column(column, justify="left" if column == "table" else "right",
                          no_wrap=True)
     for row in rows:
@@ -135,7 +171,7 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
                       _seconds(row.achieved_s if row.activity == "stopped"
                                else row.freshness_s), state,
                       _seconds(row.batch_s),
-                      "-" if row.dead_letters is None else str(row.dead_letters))
+                      _count(row.dead_letters_total))
     return table
 
 

@@ -3,7 +3,10 @@
 * append tables: format v2, fanout writes, the declared Iceberg partitioning;
 * primary-key tables: key columns NOT NULL and identifier fields, merge-on-read,
   ``bucket(N, key)`` unless partitioning is declared (``partition_cols=[]``: none), a merge engine
-  (default ``deduplicate``) and, with ``changelog=True``, ``<table>__changelog``.
+  (default ``deduplicate``) and, with ``changelog=True``, ``<table>__changelog``;
+* ``cluster_by``: the table's sort order, ``WRITE LOCALLY ORDERED BY`` (every data file
+  sorted; compaction sorts by it), set when it differs from the table's (a table whose
+  ``cluster_by`` is dropped keeps its order: ``ALTER TABLE … WRITE UNORDERED`` drops it).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
+from icetide.errors import PipelineError
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
 from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import TableSpec
@@ -21,6 +25,8 @@ from icetide.tables.ddl import (
     APPEND_TABLE_PROPERTIES,
     PRIMARY_KEY_TABLE_PROPERTIES,
     create_table_sql,
+    sort_order_text,
+    write_order_sql,
 )
 from icetide.tables.merge_engines import parse_merge_engine
 from icetide.tables.merge_sql import EngineLike
@@ -93,6 +99,24 @@ def _ensure_table(spark: SparkSession, ident: str, table: TableSpec,
         catalog, name = ident.split(".", 1)
         types = {n: t for n, t in columns if n != OP_COLUMN}
         spark.sql(changelog_ddl(catalog, name, keys, types))
+    _ensure_write_order(spark, ident, table, [n for n, _ in stored])
+
+
+def _ensure_write_order(spark: SparkSession, ident: str, table: TableSpec,
+                        stored: Sequence[str]) -> None:
+    """Sort the table by its ``cluster_by`` columns (unless it is sorted so already)."""
+    if not table.cluster_by:
+        return
+    names = {n.lower() for n in stored}
+    missing = [c for c in table.cluster_by if c.split(".")[0].lower() not in names]
+    if missing:
+        raise PipelineError(
+            f"table {table.name}: cluster_by column {missing[0]!r} is not one of its columns "
+            f"({', '.join(stored)}): fix the name in cluster_by or produce the column")
+    shown = spark.sql(f"SHOW TBLPROPERTIES {quote_qualified(ident)} ('sort-order')").collect()
+    if shown and shown[0][1] == sort_order_text(table.cluster_by):
+        return
+    spark.sql(write_order_sql(ident, table.cluster_by))
 
 
 def sink_for(ident: str, table: TableSpec, columns: Sequence[str]) -> Sink:

@@ -2,8 +2,8 @@
 
 * Appends use the DataFrameWriterV2 option ``snapshot-property.<key>``.
 * SQL (MERGE/UPDATE/DELETE) runs inside ``CommitMetadata.withCommitProperties`` through
-  a py4j callback, which is the only way Spark 3.5 + Iceberg 1.10 attach properties to
-  a row-level commit (../shared/STACK.md).
+  a py4j callback, which is the only way Spark 3.5 + Iceberg 1.12 (runtime/jars.toml)
+  attach properties to a row-level commit (docs/stack.md).
 * Markers are read from the Java ``Table`` by walking the current snapshot's ancestors,
   so a rolled-back branch never counts.
 """

@@ -110,6 +110,18 @@ def _str_dict(value: Mapping[str, str] | None, what: str) -> dict[str, str]:
     return dict(value)
 
 
+def _flow_conf(value: Mapping[str, str] | None) -> dict[str, str]:
+    """SDP's per-flow ``spark_conf``: refused when given — the flows of a run share one
+    SparkSession, so a flow's own settings would leak into the others'."""
+    conf = _str_dict(value, "spark_conf")
+    if conf:
+        raise PipelineError(
+            f"spark_conf={conf!r} is not applied per flow: a run's flows share one "
+            "SparkSession. Set it for the whole run under spark.conf in icetide.yaml "
+            "(docs/config.md)")
+    return conf
+
+
 def _schema_ddl(schema: StructType | str | None) -> str | None:
     if schema is None or isinstance(schema, str):
         return schema
@@ -174,7 +186,7 @@ def _dataset_decorator(kind: TableKind, func: _F | None, args: TableOptions | Vi
             registry.register_table(spec)
             registry.register_flow(FlowSpec(
                 name=spec.name, target=spec.name, query=func, kind=_FLOW_KIND[kind],
-                spark_conf=_str_dict(args.get("spark_conf"), "spark_conf"), location=location,
+                spark_conf=_flow_conf(args.get("spark_conf")), location=location,
             ))
             registry.bind_function(func, spec.name)
         return func
@@ -278,7 +290,7 @@ def append_flow(
             registry.register_flow(FlowSpec(
                 name=_flow_name(registry, name or func.__name__, qualified_target, location),
                 target=qualified_target, query=func, kind="append", once=bool(once),
-                spark_conf=_str_dict(spark_conf, "spark_conf"), location=location,
+                spark_conf=_flow_conf(spark_conf), location=location,
             ))
         return func
 

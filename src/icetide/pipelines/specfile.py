@@ -1,8 +1,9 @@
 """Reading ``icetide-pipeline.yml`` (or SDP's ``spark-pipeline.yml``) into a PipelineSpec.
 
 The file takes SDP's keys — ``name``, ``catalog``, ``database`` (alias ``schema``),
-``storage``, ``configuration``, ``libraries`` — plus icetide's ``sources`` and
-``defaults``. Unknown keys are errors naming the file and the key::
+``configuration``, ``libraries`` — plus icetide's ``sources`` and ``defaults``. SDP's
+``storage`` (its checkpoint location) is refused: positions live in the tables. Unknown
+keys are errors naming the file and the key::
 
     name: clickstream
     catalog: lake
@@ -120,6 +121,11 @@ def spec_from_mapping(data: Mapping[str, object], file: Path | None = None) -> P
         raise PipelineError(f"{origin}: missing required key 'name' (e.g. name: clickstream)")
     if "database" in data and "schema" in data:
         raise PipelineError(f"{origin}: 'database' and 'schema' are the same setting: keep one")
+    if data.get("storage") is not None:
+        raise PipelineError(
+            f"{origin}: storage={data['storage']!r} is SDP's checkpoint location, which icetide "
+            "has no use for: a flow's position is committed with its rows, in the target "
+            "table's snapshot summary. Drop 'storage'")
     for key in ("name", "catalog", "database", "schema", "storage"):
         if key in data and data[key] is not None and not isinstance(data[key], str):
             raise PipelineError(f"{origin}: '{key}' must be a string, got {data[key]!r}")

@@ -173,6 +173,18 @@ def _partition_info(table: Table) -> list[PartitionFieldInfo]:
     ]
 
 
+def _sort_info(table: Table) -> list[str]:
+    """The sort order (``cluster_by``) by column name: ``uid ASC NULLS FIRST``; a
+    transform as Iceberg writes it: ``bucket[16](uid) DESC NULLS LAST``."""
+    schema = table.schema()
+    shown = []
+    for f in table.sort_order().fields:
+        column = schema.find_column_name(f.source_id) or str(f.source_id)
+        term = column if str(f.transform) == "identity" else f"{f.transform}({column})"
+        shown.append(f"{term} {f.direction} {f.null_order}")
+    return shown
+
+
 def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescription:
     """Everything ``icetide describe`` shows, as JSON-friendly data (newest snapshots first)."""
     meta = table.metadata
@@ -187,7 +199,7 @@ def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescrip
         "rows": live_rows(current),
         "schema": _schema_info(table),
         "partition_spec": _partition_info(table),
-        "sort_order": [str(f) for f in table.sort_order().fields],
+        "sort_order": _sort_info(table),
         "identifier_fields": sorted(table.schema().identifier_field_names()),
         "properties": dict(sorted(table.properties.items())),
         "snapshots": [_snapshot_info(s) for s in recent],

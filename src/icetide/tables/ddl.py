@@ -62,3 +62,24 @@ def create_table_sql(
         props = ", ".join(f"{sql_string(k)}={sql_string(v)}" for k, v in sorted(properties.items()))
         parts.append(f"TBLPROPERTIES ({props})")
     return "\n".join(parts)
+
+
+def write_order_sql(ident: str, columns: Sequence[str]) -> str:
+    """``ALTER TABLE … WRITE LOCALLY ORDERED BY …``: the table's sort order (``cluster_by``).
+
+    *Locally*: each write task sorts its rows before writing them, so every data file
+    comes out sorted, and the write distribution stays as it was (``WRITE ORDERED BY``
+    would set ``write.distribution-mode=range``: a range shuffle, with its sampling job,
+    in every batch of a streaming flow). Compaction then sorts across files by the same
+    order (``rewrite_data_files`` strategy ``sort``, the table's own order).
+    """
+    if not columns:
+        raise TableError(f"cannot order {ident} by no columns")
+    cols = ", ".join(quote_ident(c) for c in columns)
+    return f"ALTER TABLE {quote_qualified(ident)} WRITE LOCALLY ORDERED BY {cols}"
+
+
+def sort_order_text(columns: Sequence[str]) -> str:
+    """The ``sort-order`` table property Iceberg's Spark shows for ascending ``columns``
+    (to tell whether :func:`write_order_sql` is in force already)."""
+    return ", ".join(f"{c} ASC NULLS FIRST" for c in columns)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,11 +16,12 @@ from click.testing import CliRunner
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from icetide.app.lag import LagProbes, pipeline_sources
+from icetide.app.lag import LAG_PATIENCE_S, LagProbes, pipeline_sources
 from icetide.app.status import collect_status, pipeline_scope
 from icetide.cli.live import LiveStatus
 from icetide.cli.status_cmd import status
 from icetide.config import Settings
+from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.run import PipelineRun
 from icetide.pipelines import load_pipeline
@@ -44,13 +47,13 @@ def clicks():
 '''
 
 
-def _pipeline(tmp_path: Path, broker: str, topic: str) -> Path:
+def _pipeline(tmp_path: Path, broker: str, topic: str, database: str = "st_ods") -> Path:
     folder = tmp_path / "status_pipe"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "icetide-pipeline.yml").write_text(
-        "name: status_pipe\ncatalog: lake\ndatabase: st_ods\n"
+        f"name: status_pipe\ncatalog: lake\ndatabase: {database}\n"
         f"sources:\n  clicks: {{type: kafka, topic: {topic}, bootstrap: '{broker}'}}\n")
-    (folder / "flows.py").write_text(FLOWS)
+    (folder / "flows.py").write_text(FLOWS.replace("st_ods.", f"{database}."))
     return folder
 
 
@@ -82,7 +85,7 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
     clicks = rows["st_ods.clicks"]
     assert clicks.flows == ("st_ods.clicks",)
     assert clicks.rows_total == first.valid and clicks.rows_last_commit == first.valid
-    assert clicks.dead_letters == first.malformed > 0
+    assert clicks.dead_letters == clicks.dead_letters_total == first.malformed > 0
     assert clicks.target_s == 3600 and clicks.warn_s == 1800
     assert clicks.freshness_s is not None and clicks.freshness_s < 600
     assert clicks.state == "ok" and clicks.mode == "once"
@@ -103,7 +106,7 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
     [row] = json.loads(result.output)
     assert row["table"] == "st_ods.clicks" and row["lag"][0]["behind"] == 40
     assert row["dead_letters"] == first.malformed and row["state"] == "ok"
-    table = CliRunner().invoke(status, ["--no-lag", "--config", str(config)])
+    table = CliRunner().invoke(status, ["--no-lag", "--wide", "--config", str(config)])
     assert table.exit_code == 0, table.output
     assert "st_ods.clicks_dlq" in table.output and "once" in table.output
 
@@ -115,7 +118,7 @@ def test_status_reports_freshness_dead_letters_expectations_and_lag(
         time.sleep(0.5)
     shown = out.getvalue()
     assert "st_ods.clicks_dlq" in shown and f"{first.valid:,}" in shown
-    assert "DLQ" in shown and "ok" in shown  # column: dead letters of the last commit
+    assert "DLQ total" in shown and "ok" in shown  # the rows the dead-letter table holds
     assert "batch" in shown and row["batch_s"] > 0  # the newest batch's duration
 
 
@@ -164,3 +167,46 @@ def test_freshness_is_measured_at_the_snapshot_commit_and_reaches_aggregates(
             assert int(recorded) / 1000 <= row.achieved_s + 1e-3
         assert row.activity == "stopped" and row.state == "ok"
     assert per_user.newest_event_ms == events.newest_event_ms  # the aggregate's input
+
+
+def test_a_broker_that_is_down_holds_nothing_up_and_dead_letters_mean_one_thing(
+        spark: SparkSession, icetide_settings: Settings, broker: str,
+        kafka_topic: Callable[..., str], tmp_path: Path) -> None:
+    """Two batches with dead letters: ``DLQ total`` is what the dead-letter table holds
+    (both), ``DLQ last commit`` the newest batch's. With the broker gone (a port nothing
+    listens on) ``icetide status`` answers within the lag probe's patience, the lag
+    unknown with the reason; piped, the default table is compact, ``--wide`` has the rest."""
+    topic = kafka_topic(partitions=1)
+    up = _pipeline(tmp_path, broker, topic, database="st_down")
+    batches = []
+    for seed in (21, 22):
+        batches.append(produce_clicks(broker, topic, GenOptions(
+            count=100, bad_ratio=0.2, seed=seed, partitions=1)))
+        with PipelineRun(spark, icetide_settings, load_pipeline(up)) as run:
+            run.run_once()
+    down = _pipeline(tmp_path / "down", f"127.0.0.1:{free_port()}", topic, database="st_down")
+    config = tmp_path / "icetide.yaml"
+    config.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json",
+                                                                 exclude_none=True)))
+
+    started = time.monotonic()  # the command as a user runs it, its process's exit included
+    result = subprocess.run([sys.executable, "-m", "icetide.cli", "status", "--format", "json",
+                             "--config", str(config), str(down)],
+                            capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert took < LAG_PATIENCE_S + 5, f"status took {took:.1f}s with the broker down"
+    [row] = json.loads(result.stdout)
+    assert row["dead_letters_total"] == sum(b.malformed for b in batches)
+    assert row["dead_letters"] == batches[1].malformed > 0
+    [lag] = row["lag"]
+    assert lag["behind"] is None and lag["error"]
+
+    compact = CliRunner().invoke(status, ["--config", str(config), str(down)])
+    wide = CliRunner().invoke(status, ["--wide", "--config", str(config), str(down)])
+    assert compact.exit_code == 0 and wide.exit_code == 0, compact.output + wide.output
+    assert f"kafka:{topic}: unknown (" in compact.output
+    assert "DLQ total" in compact.output and "expectations" not in compact.output
+    assert all(h in wide.output for h in ("DLQ last commit", "expectations", "files"))
+    narrow = max(map(len, compact.output.splitlines()))
+    assert narrow <= 170 and max(map(len, wide.output.splitlines())) > narrow + 50

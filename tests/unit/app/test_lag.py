@@ -18,6 +18,6 @@ def test_binlog_style_answers_are_seconds_behind() -> None:
     assert from_source_lag("x:y", {}).unit == "unknown"
 
 
-def test_an_unreachable_source_says_so() -> None:
+def test_an_unreachable_source_shows_its_lag_as_unknown_with_the_reason() -> None:
     lag = SourceLag("kafka:clicks", None, "", error="Kafka at 127.0.0.1:9 unreachable")
-    assert "unavailable" in lag.short()
+    assert lag.short() == "kafka:clicks: unknown (Kafka at 127.0.0.1:9 unreachable)"

@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 
+from icetide.app.lag import SourceLag
 from icetide.app.status import TableStatus
 from icetide.cli.render import print_uncut, status_table
 
@@ -32,3 +33,26 @@ def test_a_running_table_is_judged_now() -> None:
     text = _text(row)
     assert "ok · running (caught up)" in text and "when committed" not in text
 
+
+
+def _shown(row: TableStatus, wide: bool) -> str:
+    out = io.StringIO()
+    print_uncut(Console(file=out, width=80), status_table([row], now=4_000.0, wide=wide))
+    return out.getvalue()
+
+
+def test_the_default_table_is_compact_and_wide_has_every_column() -> None:
+    row = TableStatus(table="ods.clicks", last_commit_ms=3_990_000, rows_total=1_200_000,
+                      rows_last_commit=5_000, freshness_s=3.0, target_s=10.0, warn_s=5.0,
+                      state="ok", mode="continuous", dead_letters=662,
+                      dead_letters_total=1_200, expectations={"valid": {"failed": 3}},
+                      lag=(SourceLag("kafka:clicks", None, "",
+                                     error="[Errno 111] " + "connection refused " * 5),))
+    compact, wide = _shown(row, wide=False), _shown(row, wide=True)
+    assert "DLQ total" in compact and "1,200" in compact and "662" not in compact
+    assert "10s" in compact and "warn 5s" not in compact and "10s ago" in compact
+    assert "kafka:clicks: unknown ([Errno 111] connection" in compact and "…" in compact
+    for column in ("rows last commit", "mode", "DLQ last commit", "expectations", "files"):
+        assert column not in compact and column in wide
+    assert "662" in wide and "5,000" in wide and "warn 5s" in wide and "…" not in wide
+    assert max(map(len, compact.splitlines())) <= 140 < max(map(len, wide.splitlines()))

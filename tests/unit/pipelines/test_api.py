@@ -41,7 +41,7 @@ def test_bare_table_decorator(registry: GraphRegistry) -> None:
 
 def test_table_with_all_arguments(registry: GraphRegistry) -> None:
     @dp.table(
-        name="ods.clickevent", comment="Click events", spark_conf={"a": "1"},
+        name="ods.clickevent", comment="Click events", spark_conf={},
         table_properties={"format-version": "2"},
         partition_cols=["days(eventTime)", "bucket(4, uid)"],
         cluster_by=["uid"], schema="uid BIGINT, eventTime TIMESTAMP", format="iceberg",
@@ -61,7 +61,7 @@ def test_table_with_all_arguments(registry: GraphRegistry) -> None:
     assert (t.primary_key, t.merge_engine, t.changelog) == (("uid",), "deduplicate", True)
     assert (t.freshness, t.freshness_warn) == (10.0, 5.0)
     assert t.expectations == (Expectation("e", "uid > 0", "fail"),)
-    assert dict(registry.flows["ods.clickevent"].spark_conf) == {"a": "1"}
+    assert dict(registry.flows["ods.clickevent"].spark_conf) == {}  # a flow's own: refused
 
 
 def test_materialized_view_and_temporary_view(registry: GraphRegistry) -> None:
@@ -118,12 +118,14 @@ def test_append_flow(registry: GraphRegistry) -> None:
     @dp.append_flow(target="dws.views")
     def from_clicks() -> None: ...
 
-    @dp.append_flow(target="dws.views", name="backfill", once=True, spark_conf={"x": "y"})
+    @dp.append_flow(target="dws.views", name="backfill", once=True)
     def old() -> None: ...
 
     assert registry.flows["dws.from_clicks"].target == "dws.views"
     backfill = registry.flows["dws.backfill"]
-    assert (backfill.once, backfill.kind, dict(backfill.spark_conf)) == (True, "append", {"x": "y"})
+    assert (backfill.once, backfill.kind) == (True, "append")
+    with pytest.raises(PipelineError, match=r"spark_conf=\{'x': 'y'\} is not applied per flow"):
+        dp.append_flow(target="dws.views", name="tuned", spark_conf={"x": "y"})(old)
 
 
 def test_duplicate_flow_names(registry: GraphRegistry) -> None:
@@ -314,3 +316,12 @@ def test_an_empty_partition_cols_declares_a_table_unpartitioned(registry: GraphR
     assert (small.partition_cols, small.unpartitioned) == ((), True)
     assert (large.partition_cols, large.unpartitioned) == ((), False)
     assert (days.partition_cols, days.unpartitioned) == ((PartitionField("days", "ts"),), False)
+
+
+def test_a_flow_s_own_spark_conf_is_refused_with_where_to_set_it() -> None:
+    registry = GraphRegistry(database="db", catalog="lake")
+    with registration_context(registry), pytest.raises(
+            PipelineError, match=r"spark_conf=\{'spark.sql.shuffle.partitions': '4'\} is not "
+                                 r"applied per flow: .* spark.conf in icetide.yaml"):
+        @dp.table(name="db.t", spark_conf={"spark.sql.shuffle.partitions": "4"})
+        def t() -> None: ...

@@ -11,7 +11,6 @@ FULL = """
 name: clickstream
 catalog: lake
 database: ods_behavior
-storage: /tmp/ignored
 libraries:
   - glob:
       include: transformations/**
@@ -39,7 +38,7 @@ def _write(tmp_path: Path, text: str, name: str = "icetide-pipeline.yml") -> Pat
 def test_full_spec(tmp_path: Path) -> None:
     spec = read_spec_file(_write(tmp_path, FULL))
     assert spec.name == "clickstream"
-    assert (spec.catalog, spec.database, spec.storage) == ("lake", "ods_behavior", "/tmp/ignored")
+    assert (spec.catalog, spec.database) == ("lake", "ods_behavior")
     assert spec.libraries == ("transformations/**", "extra.py")
     assert dict(spec.configuration) == {
         "spark.sql.shuffle.partitions": "4", "spark.sql.ansi.enabled": "true", "some.string": "x",
@@ -140,3 +139,9 @@ def test_tables_section(tmp_path: Path) -> None:
     assert (spec.tables["ods.clicks"].freshness, spec.tables["ods.clicks"].freshness_warn) == (
         5.0, None)
     assert (spec.tables["dws.*"].freshness, spec.tables["dws.*"].freshness_warn) == (15.0, 10.0)
+
+
+def test_storage_is_refused_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(PipelineError, match=r"storage='/tmp/ck' is SDP's checkpoint location.*"
+                                            r"Drop 'storage'"):
+        read_spec_file(_write(tmp_path, "name: p\nstorage: /tmp/ck\n"))

@@ -6,7 +6,7 @@ import pytest
 
 from icetide.errors import TableError
 from icetide.pipelines.partitioning import parse_partition_field
-from icetide.tables.ddl import create_table_sql
+from icetide.tables.ddl import create_table_sql, sort_order_text, write_order_sql
 
 
 def test_create_table_sql_quotes_everything() -> None:
@@ -25,3 +25,9 @@ def test_create_table_sql_quotes_everything() -> None:
 def test_create_table_needs_columns() -> None:
     with pytest.raises(TableError, match="no columns"):
         create_table_sql("lake.a.b", [])
+
+
+def test_cluster_by_is_a_local_write_order() -> None:
+    assert write_order_sql("lake.db.t", ["k", "my col"]) == (
+        "ALTER TABLE `lake`.`db`.`t` WRITE LOCALLY ORDERED BY `k`, `my col`")
+    assert sort_order_text(["k", "id"]) == "k ASC NULLS FIRST, id ASC NULLS FIRST"

@@ -1,7 +1,8 @@
 """Random business updates on the seed's MySQL tables (``user_db.products``, ``user_member``).
 
-The seed changes prices and member levels by hand (``update user_member set memberLevel
-= 2 where userid = '555655'``) to show CDC at work; the demo and the end-to-end tests need
+The seed changes prices and member levels by hand (``update user_member set member_level
+= 2 where userid = '555655'``; the column is ``memberLevel`` in its MySQL DDL, which this
+follows) to show CDC at work; the demo and the end-to-end tests need
 a steady stream of such changes while clicks flow. Each change is one autocommit
 statement, picked at random:
 

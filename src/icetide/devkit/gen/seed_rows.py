@@ -29,7 +29,8 @@ USER_MEMBERS: tuple[tuple[str, str, str, int], ...] = (
     ("603670", "test05", "label05", 5),
 )
 
-# MySQL DDL as in seed 001 (memberLevel spelled as in the seed's update statement).
+# MySQL DDL as in seed 001 (memberLevel as its DDL spells it; its update statement and
+# Flink tables say member_level).
 MYSQL_DDL: tuple[str, ...] = (
     "CREATE TABLE products (productId VARCHAR(10) NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,"
     " description VARCHAR(512), product_price DECIMAL(10, 4),"

@@ -11,8 +11,10 @@ from icetide.devkit.gen.seed_rows import MYSQL_DDL, PRODUCTS, USER_MEMBERS
 def seed_shop(conn: pymysql.Connection[Cursor], database: str = "user_db") -> None:
     """(Re)create ``database`` with the seed's products (9 rows) and user_member (5 rows).
 
-    The seed spells the member column both ``memberLevel`` and ``member_level``; this
-    uses ``memberLevel`` as in its MySQL DDL and its ``update user_member set memberLevel``.
+    The seed spells the member column both ways: ``memberLevel`` in its MySQL DDL,
+    ``member_level`` in its Flink tables and its ``update user_member set member_level``.
+    This uses ``memberLevel``, the MySQL DDL's name (seed_rows.MYSQL_DDL), so CDC carries
+    that name into ``dim_db.user_member`` and every table downstream.
     """
     db = "`" + database.replace("`", "``") + "`"
     with conn.cursor() as cur:

@@ -49,9 +49,35 @@ log = logging.getLogger(__name__)
 
 SEQUENCE_COLUMNS = ("_pos", "_binlog_pos", SEQUENCE_COLUMN)
 
+#: create_auto_cdc_flow options a CDC flow of icetide cannot honour, and why (refused
+#: rather than accepted and ignored)
+NOT_APPLIED = {
+    "apply_as_deletes": "each change of a binlog or Debezium source carries its own "
+                        "operation, and deletes are applied as the source reports them",
+    "apply_as_truncates": "a truncate is not a change event icetide's CDC sources deliver",
+    "column_list": "the target mirrors every column of its source table (schema sync); "
+                   "select columns in a downstream flow",
+    "except_column_list": "the target mirrors every column of its source table (schema "
+                          "sync); drop columns in a downstream flow",
+    "ignore_null_updates": "an update event carries the whole row: a NULL in it is the "
+                           "value the database holds",
+}
+
+
+def check_cdc_options(spec: FlowSpec) -> None:
+    """Refuse the options of ``spec``'s ``create_auto_cdc_flow`` that icetide does not
+    apply (:data:`NOT_APPLIED`), naming the option and why."""
+    assert spec.cdc is not None
+    for option, why in NOT_APPLIED.items():
+        value = getattr(spec.cdc, option)
+        if value:
+            raise PipelineError(f"flow {spec.name!r}: {option}={value!r} is not applied by "
+                                f"icetide's CDC flows: {why}; drop {option}=")
+
 
 def _ref(spec: FlowSpec) -> CdcRef:
     assert spec.cdc is not None
+    check_cdc_options(spec)
     if not isinstance(spec.cdc.source, CdcRef):
         raise PipelineError(
             f"flow {spec.name!r}: source {spec.cdc.source!r} is not a CDC source; pass "
