@@ -161,6 +161,9 @@ def test_report_json_has_counts_and_checks_but_no_password(tmp_path: Path) -> No
 
 
 class _NoTables:
+    def list_namespaces(self, namespace: Any = ()) -> list[Any]:
+        return []
+
     def load_table(self, identifier: Any) -> Any:
         from pyiceberg.exceptions import NoSuchTableError
 
