@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from icetide.cdc.reset import ResnapshotRequest
     from icetide.engine.pacing import FreshnessTarget
     from icetide.engine.run import PipelineRun
+    from icetide.engine.table_refresh import RefreshRequest
     from icetide.flows.loop import BatchResult
     from icetide.maintenance import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
@@ -323,6 +324,14 @@ class Context:
 
         ident = table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
         return request_resnapshot(self.spark, ident)
+
+    def refresh(self, table: str, *, downstream: bool = False) -> list[RefreshRequest]:
+        """Empty ``table`` and make its flows (and, with ``downstream``, every table's
+        below it) rebuild it from their inputs on the next run."""
+        from icetide.engine.table_refresh import request_refresh
+
+        ident = table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
+        return request_refresh(self.spark, ident, downstream=downstream)
 
     # -- the catalog service -----------------------------------------------------------
     def catalog_service(self) -> CatalogService:

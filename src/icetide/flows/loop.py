@@ -30,6 +30,7 @@ from icetide.flows.marking import Marking, Span
 from icetide.flows.stats import Observed, Stats
 from icetide.flows.timing import JobCounter, Phases
 from icetide.lake import commit
+from icetide.lake.changes import ChangeNotReadable
 from icetide.lake.sinks import AppendSink, Changes, DeferredProps, Sink
 from icetide.model.markers import Marker, same_position
 from icetide.model.positions import Position
@@ -208,7 +209,10 @@ class FlowLoop:
             if pending_end is not None:
                 batches[key] = src.plan_to(start[key], pending_end.get(key, start[key]))
                 continue
-            planned = src.plan(start[key], self.flow.max_records)
+            try:
+                planned = src.plan(start[key], self.flow.max_records)
+            except ChangeNotReadable as exc:
+                raise exc.stopping(self.flow.target) from None
             batches[key] = planned or src.plan_to(start[key], start[key])
         if pending_end is None and all(b.records == 0 for b in batches.values()):
             return None

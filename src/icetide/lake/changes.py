@@ -49,13 +49,18 @@ _ids = itertools.count()
 class ChangeNotReadable(SourceError):
     """A snapshot changed rows in a way icetide cannot turn into added and removed rows."""
 
-    def __init__(self, ident: str, snapshot: int | None, operation: str, why: str) -> None:
+    def __init__(self, ident: str, snapshot: int | None, operation: str, why: str,
+                 target: str | None = None) -> None:
+        table = target.split(".", 1)[-1] if target else "<the table its flow writes>"
         super().__init__(
             f"{ident}: snapshot {snapshot} ({operation}) {why}; the flows reading it stop "
-            "rather than skip the change. Fix: rebuild the tables below it from what it "
-            f"holds now with `icetide table refresh {ident.split('.', 1)[-1]} --downstream`"
-            " (after the writer is fixed)")
-        self.ident, self.snapshot, self.operation = ident, snapshot, operation
+            "rather than skip the change. Fix: rebuild what reads it from what it holds "
+            f"now: `icetide table refresh {table} --downstream`")
+        self.ident, self.snapshot, self.operation, self.why = ident, snapshot, operation, why
+
+    def stopping(self, target: str) -> ChangeNotReadable:
+        """The same error, naming the table whose flow it stopped."""
+        return ChangeNotReadable(self.ident, self.snapshot, self.operation, self.why, target)
 
 
 @dataclass

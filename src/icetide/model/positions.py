@@ -18,7 +18,7 @@ written before keeps resuming.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, TypeAlias, TypedDict
+from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 #: Any source's position as the flow loop sees it: an opaque JSON object.
 Position: TypeAlias = Mapping[str, object]
@@ -30,6 +30,9 @@ SnapshotIdsPosition: TypeAlias = dict[str, int | None]
 
 class TableSnapshotPosition(TypedDict):
     snapshot: int | None
+    #: Set by ``icetide table refresh`` (request time, ms): the next batch reads the
+    #: table in full at its current snapshot, as a first batch does.
+    refresh: NotRequired[int]
 
 
 class TableProgressJson(TypedDict):

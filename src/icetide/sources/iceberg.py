@@ -142,23 +142,28 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         if not chain:
             return None
         end, total, removes = None, 0, False
+        refresh = "refresh" in start  # icetide table refresh: read it all, in one batch
         for step in chain:
-            if end is not None and max_records is not None and total + step.rows > max_records:
+            if (end is not None and max_records is not None and not refresh
+                    and total + step.rows > max_records):
                 break
             end, total, removes = step.snapshot_id, total + step.rows, removes or step.removes
-        return BatchRange(start, {"snapshot": end}, total, {"removes": removes})
+        return BatchRange(start, {"snapshot": end}, total,
+                          {"removes": removes and not refresh, "refresh": refresh})
 
     def plan_to(self, start: TableSnapshotPosition, end: TableSnapshotPosition
             ) -> BatchRange[TableSnapshotPosition]:
         if start == end:
-            return BatchRange(start, end, 0, {"removes": False})
+            return BatchRange(start, end, 0, {"removes": False, "refresh": False})
         chain = self._ancestry(start["snapshot"])
         ids = [s.snapshot_id for s in chain]
         if end["snapshot"] not in ids:
             raise SourceError(f"snapshot {end['snapshot']} is not after {start} in {self.ident}")
         taken = chain[: ids.index(end["snapshot"]) + 1]
+        refresh = "refresh" in start
         return BatchRange(start, end, sum(s.rows for s in taken),
-                          {"removes": any(s.removes for s in taken)})
+                          {"removes": any(s.removes for s in taken) and not refresh,
+                           "refresh": refresh})
 
     def _changes(self, batch: BatchRange[TableSnapshotPosition]) -> RangeChanges:
         from icetide.lake.changes import range_changes

@@ -12,6 +12,10 @@ from datetime import datetime
 import pytest
 
 from icetide.devkit.demo.reconcile import all_ok, reconcile_layers
+from icetide.engine.run import PipelineRun
+from icetide.engine.table_refresh import request_refresh
+from icetide.errors import PipelineError
+from icetide.lake.changes import ChangeNotReadable
 from tests.integration.layers.layers_helpers import BASE_MS, Lake, click_events, produce
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
@@ -64,3 +68,31 @@ def test_erase_and_correction_reach_every_layer(lake: Lake) -> None:
     before = lake.snapshots()
     assert lake.run() == {}
     assert lake.snapshots() == before
+
+
+def test_rollback_stops_the_flows_and_refresh_rebuilds(lake: Lake) -> None:
+    """A rollback at ODS cannot be told apart from new data: the DWD flow stops naming
+    `icetide table refresh`; refreshing DWD and everything below rebuilds every layer."""
+    lake.dims.seed(datetime(2026, 1, 1))
+    produce(lake.bootstrap, lake.topic, click_events(0, 80, BASE_MS))
+    lake.run()
+    ods = f"{lake.cat}.ods_behavior.clickevent"
+    first = int(lake.spark.sql(f"SELECT snapshot_id FROM {ods}.snapshots "
+                               "ORDER BY committed_at").collect()[0][0])
+    produce(lake.bootstrap, lake.topic, click_events(80, 40, BASE_MS))
+    lake.run()
+    lake.sql(f"CALL {{c}}.system.rollback_to_snapshot('ods_behavior.clickevent', {first})")
+    with pytest.raises(ChangeNotReadable, match=r"icetide table refresh dwd\.click_wide"):
+        PipelineRun(lake.spark, lake.settings, lake.pipeline, only=["click_wide"]).run_once()
+
+    with pytest.raises(PipelineError, match="kafka:"):  # ODS is fed by a topic
+        request_refresh(lake.spark, ods)
+    done = request_refresh(lake.spark, f"{lake.cat}.dwd.click_wide", downstream=True)
+    rebuilt = {d.table.split(".", 1)[1] for d in done}
+    assert {"dwd.click_wide", "dws.product_user", "dws.product_views", "dws.user_activity",
+            "dws.user_profile", "ads.daily_product_report"} <= rebuilt
+    assert count(lake, "SELECT count(*) FROM {c}.dwd.click_wide") == 0
+    lake.run()
+    check_all(lake)
+    assert count(lake, "SELECT count(*) FROM {c}.dwd.click_wide") == count(
+        lake, "SELECT count(*) FROM {c}.ods_behavior.clickevent")

@@ -31,7 +31,7 @@ def test_equality_deletes_stop_with_the_fix() -> None:
         source._step(snap, 6)
     text = str(err.value)
     assert "lake.ods.t" in text and "snapshot 7 (delete)" in text
-    assert "icetide table refresh ods.t --downstream" in text
+    assert "icetide table refresh" in text and "--downstream" in text
 
 
 def test_upsert_table_without_changelog_is_refused() -> None:
