@@ -26,6 +26,7 @@ VERBS: list[list[str]] = [
     ["dashboard"],
     ["seed", "dims"],
     ["cdc", "resnapshot", "db.t"],
+    ["table", "refresh", "db.t"],
     ["catalog", "start"],
     ["catalog", "status"],
     ["catalog", "stop"],
