@@ -9,7 +9,10 @@ thread changes prices and member levels and adds and removes members, the proces
 (JVM included) is SIGKILLed at random moments at least four times, each time after the
 run committed a batch, and restarted. After a final ``--once`` drain:
 
-* ODS holds exactly the produced offsets: target ∪ DLQ, contiguous, none twice;
+* mid-run, between two kills, the test erases a user at ODS and corrects a product's
+  clicks (as a data engineer would, with SQL from another process): the kills that follow
+  land while those changes propagate through DWD and DWS;
+* ODS holds exactly the produced offsets less the erased ones: target ∪ DLQ, none twice;
 * ``dim_db.products`` / ``dim_db.user_member`` equal MariaDB row for row;
 * ``dwd.click_wide``, ``dws.product_views``, ``dws.user_profile`` and
   ``ads.daily_product_report`` equal a from-scratch recomputation over ODS and the
@@ -22,13 +25,20 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from icetide.devkit.demo.reconcile import Check, reconcile_dims, reconcile_layers, reconcile_ods
+from icetide.devkit.demo.edits import Edit, correct_product, erase_user
+from icetide.devkit.demo.reconcile import (
+    Check,
+    check_edit,
+    reconcile_dims,
+    reconcile_layers,
+    reconcile_ods,
+)
 from icetide.devkit.embedded.kafka import EmbeddedKafka
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
@@ -116,12 +126,14 @@ class Producers:
         return self.clicks[0], self.changes[0]
 
 
-def _kill_cycles(env: dict[str, str], tmp: Path, producers: Producers) -> int:
+def _kill_cycles(env: dict[str, str], tmp: Path, producers: Producers,
+                 edit: Callable[[int], None]) -> int:
     """Start, wait for a committed batch, kill -9 at a random moment; ≥ KILLS times and
-    until every click was produced."""
+    until every click was produced. ``edit(cycle)`` runs before each start."""
     rng = random.Random(20261122)
     kills = 0
     while kills < KILLS or producers.clicking():
+        edit(kills)
         log = tmp / f"run-{kills}.log"
         proc = start(env, log, "--trigger-interval", "1", "--conf", "clickstream.dims=cdc")
         # Any flow's batch: once the last clicks are in ODS, a restart has no click to
@@ -142,8 +154,17 @@ def test_kill9_whole_pipeline_equals_recomputation(
         env = pipeline_env(home, broker.bootstrap, shop)
         producers = Producers(broker.bootstrap, shop)
         producers.start()
+        edits: list[Edit] = []
+
+        def edit(cycle: int) -> None:  # an erase, then a correction, before later starts
+            todo = [erase_user, correct_product][len(edits):]
+            if cycle and todo and spark.catalog.tableExists(f"{cat}.ods_behavior.clickevent"):
+                made = todo[0](spark, cat)
+                if made is not None:
+                    edits.append(made)
+
         try:
-            kills = _kill_cycles(env, tmp_path, producers)
+            kills = _kill_cycles(env, tmp_path, producers, edit)
         finally:
             clicks, changes = producers.finish()
         during_kills = {t: commits(spark, f"{cat}.{t}") for t in KILLED_TABLES}
@@ -160,10 +181,13 @@ def test_kill9_whole_pipeline_equals_recomputation(
     assert during_kills["ods_behavior.clickevent"] >= 1, "ODS never committed between kills"
     assert clicks.delivery_errors == 0
     assert changes.total >= 100 and all(changes.counts[k] for k in ("price", "level", "insert"))
-    _check_ods(spark, cat, clicks)
+    assert [e.rows > 0 for e in edits] == [True, True], edits
+    erased = sum(e.rows for e in edits if e.removes)
+    _check_ods(spark, cat, clicks, erased)
     conn = shop.connect()
     try:
-        checks = [*reconcile_ods(spark, cat, clicks.valid, clicks.malformed),
+        checks = [*reconcile_ods(spark, cat, clicks.valid - erased, clicks.malformed),
+                  *[check_edit(spark, cat, e) for e in edits],
                   *reconcile_dims(spark, cat, conn, database="user_db"),
                   *reconcile_layers(spark, cat)]
     finally:
@@ -178,8 +202,9 @@ def _assert_all_ok(checks: list[Check]) -> None:
     assert checks and not bad, "\n".join(f"{c.name}: {c.detail}" for c in bad)
 
 
-def _check_ods(spark: SparkSession, cat: str, report: GenReport) -> None:
-    """Exactly-once at the source: every produced offset once, in the target or the DLQ."""
+def _check_ods(spark: SparkSession, cat: str, report: GenReport, erased: int) -> None:
+    """Exactly-once at the source: every produced offset once, in the target or the DLQ,
+    but for the ``erased`` ones."""
     target, dlq = f"{cat}.ods_behavior.clickevent", f"{cat}.ods_behavior.clickevent_dlq"
     rows = spark.sql(
         f"SELECT _kafka_partition p, _kafka_offset o FROM {target} "
@@ -187,13 +212,13 @@ def _check_ods(spark: SparkSession, cat: str, report: GenReport) -> None:
     seen = [(r.p, r.o) for r in rows]
     produced = report.valid + report.malformed
     assert len(seen) == len(set(seen)), "duplicated offsets"
-    assert len(seen) == produced, f"{produced - len(seen)} events lost"
+    assert len(seen) == produced - erased, f"{produced - erased - len(seen)} events lost"
     by_part: dict[int, list[int]] = {}
     for p, o in seen:
         by_part.setdefault(p, []).append(o)
-    for offsets in by_part.values():  # contiguous from 0: nothing skipped
-        assert sorted(offsets) == list(range(len(offsets)))
+    gaps = sum(max(offsets) + 1 - len(offsets) for offsets in by_part.values())
+    assert gaps == erased  # nothing skipped but the erased clicks
     assert spark.table(dlq).count() == report.malformed
-    assert spark.table(target).count() == report.valid
+    assert spark.table(target).count() == report.valid - erased
     joined = spark.sql(f"SELECT count(*) FROM {target} WHERE productId = '1' AND name = 'test01'")
     assert joined.collect()[0][0] > 0  # enrichment with dim_db.products happened
