@@ -1,0 +1,134 @@
+"""``python -m benchmarks.changes``: what an erase at ODS costs to propagate, against a
+full recomputation of the layers below it.
+
+An ODS table shaped like ``ods_behavior.clickevent`` (merge-on-read, by day) gets
+``--rows`` clicks of ``--users`` users (one user ≈ 1 / users of the rows) over the seed's
+products. The example's layers (``examples/clickstream/layers``: DWD, DWS, ADS) are
+built from it by one ``--once`` run — the full recomputation of those layers — then one
+user is erased at ODS with SQL and a second ``--once`` run propagates the erase. Both
+runs are timed, with the CPU seconds of this process (driver, Spark JVM, Python
+workers); the ratio is the propagation's cost against the full recomputation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.report import append_section
+from icetide.config import CatalogConfig, Settings, SparkConfig
+from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
+
+log = logging.getLogger(__name__)
+
+ODS = "lake.ods_behavior.clickevent"
+ODS_COLUMNS = [
+    ("webpageId", "int"), ("uid", "string"), ("productId", "string"), ("cookieId", "string"),
+    ("expendTime", "int"), ("updateTime", "bigint"), ("name", "string"),
+    ("product_price", "decimal(10,4)"), ("eventTime", "timestamp"), ("dt", "string"),
+    ("_kafka_topic", "string"), ("_kafka_partition", "int"), ("_kafka_offset", "bigint"),
+    ("_kafka_ts", "timestamp"),
+]
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.changes", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=10_000_000, help="ODS rows")
+    p.add_argument("--users", type=int, default=100, help="distinct users (erase: 1 of them)")
+    p.add_argument("--days", type=int, default=7, help="days the clicks span")
+    p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    return p.parse_args(argv)
+
+
+def _load_ods(spark: object, a: argparse.Namespace) -> None:
+    from pyspark.sql import SparkSession
+
+    assert isinstance(spark, SparkSession)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.ods_behavior")
+    spark.sql(create_table_sql(ODS, ODS_COLUMNS, partition_sql=["days(`eventTime`)"],
+                               properties=APPEND_TABLE_PROPERTIES))
+    span_ms = a.days * 86_400_000
+    spark.range(a.rows, numPartitions=8).selectExpr(
+        "cast(pmod(hash(id, 2), 50) as int) webpageId",
+        f"concat('u', cast(pmod(hash(id, 3), {a.users}) as string)) uid",
+        "cast(1 + pmod(hash(id, 4), 9) as string) productId",
+        "concat('c', cast(id as string)) cookieId",
+        "cast(pmod(hash(id, 1), 300) as int) expendTime",
+        f"1764150000000 + cast(id * {span_ms} / {a.rows} as bigint) updateTime",
+        "'test' name", "cast(10.5 as decimal(10,4)) product_price",
+        f"timestamp_millis(1764150000000 + cast(id * {span_ms} / {a.rows} as bigint)) eventTime",
+        f"date_format(timestamp_millis(1764150000000 + cast(id * {span_ms} / {a.rows} as "
+        "bigint)), 'yyyyMMdd') dt",
+        "'clicktopic' _kafka_topic", "cast(id % 4 as int) _kafka_partition",
+        "id _kafka_offset", "timestamp_millis(1764150000000) _kafka_ts",
+    ).writeTo(ODS).append()
+
+
+def _timed(fn: object) -> tuple[float, float]:
+
+    from benchmarks.cpu import cpu_seconds, descendants
+
+    assert callable(fn)
+    pids = descendants(os.getpid())
+    cpu0 = sum(cpu_seconds(p) for p in pids)
+    began = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - began
+    return seconds, sum(cpu_seconds(p) for p in descendants(os.getpid())) - cpu0
+
+
+def run(a: argparse.Namespace, home: Path) -> str:
+    from icetide.devkit.gen.seed_dims import load_seed_dimensions
+    from icetide.engine.run import PipelineRun
+    from icetide.pipelines import load_pipeline
+    from icetide.runtime.session import get_spark, stop_spark
+
+    settings = Settings(home=home, spark=SparkConfig(driver_memory="6g"),
+                        catalog=CatalogConfig(name="lake", type="hadoop"))
+    spark = get_spark(settings)
+    load_seed_dimensions(spark, "lake")
+    _load_ods(spark, a)
+    graph = load_pipeline(Path(__file__).resolve().parents[2] / "examples" / "clickstream")
+    layers = [f for f in graph.flows if "clickevent" not in f]
+
+    def layers_once() -> None:
+        PipelineRun(spark, settings, graph, only=layers).run_once()
+
+    full = _timed(layers_once)
+    top = spark.sql(f"SELECT uid, count(*) FROM {ODS} GROUP BY uid ORDER BY 2 DESC LIMIT 1"
+                    ).collect()[0]
+    erase = _timed(lambda: spark.sql(f"DELETE FROM {ODS} WHERE uid = '{top[0]}'"))
+    prop = _timed(layers_once)
+    stop_spark()
+    return (f"Command: `python -m benchmarks.changes --rows {a.rows} --users {a.users} "
+            f"--days {a.days}`\n\n"
+            "| step | wall s | CPU s |\n| --- | ---: | ---: |\n"
+            f"| full recomputation of DWD, DWS, ADS ({a.rows:,} ODS rows) | {full[0]:.1f} | "
+            f"{full[1]:.1f} |\n"
+            f"| the erase at ODS (`DELETE`, {top[1]:,} rows, "
+            f"{top[1] / a.rows:.1%}) | {erase[0]:.1f} | {erase[1]:.1f} |\n"
+            f"| its propagation through DWD, DWS, ADS (one `--once` run) | {prop[0]:.1f} | "
+            f"{prop[1]:.1f} |\n\n"
+            f"Propagation / full recomputation: {prop[0] / full[0]:.2f}× wall, "
+            f"{prop[1] / full[1]:.2f}× CPU (target ≤ 0.10×).\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    a = _args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    with tempfile.TemporaryDirectory(prefix="icetide-bench-") as tmp:
+        body = run(a, Path(tmp))
+    print(body)
+    if not a.no_doc:
+        head = body.rstrip().splitlines()[-1]
+        title = "Propagating an erase (benchmarks/changes)"
+        print(f"written to {append_section(title, body, headline=head)}")
+
+
+if __name__ == "__main__":
+    main()
