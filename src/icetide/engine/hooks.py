@@ -67,26 +67,34 @@ def read_table(name: str, streaming: bool) -> DataFrame:
 
 
 def _stream_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    columns = [f.name for f in ctx.spark.table(ident).schema.fields]
     # a refreshed flow reads a changelog input as the state of the table it logs
     rebuild = is_pk and bool(ctx.batches[key].info.get("refresh"))
     if ctx.reading == "full" or rebuild:
-        ctx.accessed.add(key)
-        rows = ctx.read_full(key)
-        kept = ctx.full_filter.get(key)
-        if kept is not None:
-            rows = rows.join(kept, kept.columns, "left_semi")
-        if not is_pk:
-            return rows
-        return rows.select(*columns, F.lit("+I").alias(OP), F.lit(0).cast("bigint").alias(SEQ),
-                           F.lit(None).cast("timestamp").alias(COMMIT_TS))
+        return _full_rows(ctx, key, ident, is_pk)
     added = ctx.read_source(key)
     if ctx.reading == "removed":  # a changelog's removed rows are retention, no change
         removed = None if is_pk else ctx.read_removed(key)
         added = removed if removed is not None else added.limit(0)
-    return flatten_changelog(added, columns) if is_pk else added
+    if not is_pk:
+        return added
+    return flatten_changelog(added, [f.name for f in ctx.spark.table(ident).schema.fields])
+
+
+def _full_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFrame:
+    """Everything the input holds at the batch's end (a changelog: the rows of its table,
+    as inserts), kept to the rows ``ctx.full_filter`` names for it."""
+    from pyspark.sql import functions as F
+
+    ctx.accessed.add(key)
+    rows = ctx.read_full(key)
+    kept = ctx.full_filter.get(key)
+    if kept is not None:
+        rows = rows.join(kept, kept.columns, "left_semi")
+    if not is_pk:
+        return rows
+    columns = [f.name for f in ctx.spark.table(ident).schema.fields]
+    return rows.select(*columns, F.lit("+I").alias(OP), F.lit(0).cast("bigint").alias(SEQ),
+                       F.lit(None).cast("timestamp").alias(COMMIT_TS))
 
 
 def primary_key_of(spark: SparkSession, ident: str) -> list[str]:
