@@ -14,8 +14,11 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
+from icetide.app.lag import LagProbes
+from icetide.config import Settings
 from icetide.lake.changes import ChangeNotReadable
 from icetide.lake.commit import load_table
+from icetide.runtime.catalogs import pyiceberg_catalog
 from icetide.sources.iceberg import IcebergTableSource
 
 pytestmark = pytest.mark.spark
@@ -93,3 +96,16 @@ def test_rollback_stops_the_reader_with_the_fix(spark: SparkSession, table: str)
     text = str(err.value)
     assert f"not a descendant of snapshot {read_up_to}" in text and "rollback" in text
     assert "icetide table refresh" in text
+
+
+@pytest.mark.parametrize("table", [MOR], indirect=True)
+def test_lag_counts_removed_rows(spark: SparkSession, icetide_settings: Settings,
+                                 table: str) -> None:
+    """A consumer behind a delete is not caught up: status counts the rows it removed."""
+    start = current(spark, table)
+    spark.sql(f"DELETE FROM {table} WHERE uid = '3'")
+    assert IcebergTableSource(spark, table).lag({"snapshot": start}) == {
+        "snapshots": 1, "rows": 30, "removes": True}
+    probes = LagProbes(icetide_settings, pyiceberg_catalog(icetide_settings))
+    lag = probes(f"iceberg:{table}", {"snapshot": start})
+    assert lag is not None and lag.behind == 30 and lag.detail["removes"] is True

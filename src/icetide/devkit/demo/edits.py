@@ -4,9 +4,11 @@ one user and a correction of some clicks' product, straight into
 
 Each edit is bounded by the newest event time it saw (``updateTime <= bound``), so clicks
 the generator produces afterwards are not part of it, and the reconciliation can check
-that none of the edited rows is left in DWD, beside the recomputation of every layer
-over what ODS holds after the edits. A commit conflict with the ODS flow's append is
-retried; the edit's own commit tells how many rows it changed.
+that DWD holds no more clicks matching the edit than ODS does (none of the edited rows
+left behind; clicks from before the bound ingested after the edit are in both), beside
+the recomputation of every layer over what ODS holds after the edits. A commit
+conflict with the ODS flow's append is retried; the edit's own commit tells how many
+rows it changed.
 """
 
 from __future__ import annotations
@@ -94,9 +96,13 @@ def correct_product(spark: SparkSession, catalog: str) -> Edit | None:
     return Edit(f"correction of product {wrong} to {right}", touched, rows, removes=False)
 
 
-def left_in_dwd(spark: SparkSession, catalog: str, edit: Edit) -> int:
-    """Rows the edit removed or rewrote that DWD still holds as they were."""
-    return _count(spark, f"SELECT count(*) FROM {catalog}.{DWD} WHERE {edit.touched}")
+def left_in_dwd(spark: SparkSession, catalog: str, edit: Edit) -> tuple[int, int]:
+    """Clicks matching the edit's condition in DWD and in ODS: equal when none of the rows
+    it removed or rewrote is left downstream (clicks produced before its bound but
+    ingested after it are in both)."""
+    where = f"WHERE {edit.touched}"
+    return (_count(spark, f"SELECT count(*) FROM {catalog}.{DWD} {where}"),
+            _count(spark, f"SELECT count(*) FROM {catalog}.{ODS} {where}"))
 
 
 class DemoEdits:
