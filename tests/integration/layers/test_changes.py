@@ -61,10 +61,17 @@ def test_erase_and_correction_reach_every_layer(lake: Lake) -> None:
     assert count(lake, "SELECT count(*) FROM {c}.dwd.click_wide WHERE productId = '3'") == 0
     assert count(lake, "SELECT count(*) FROM {c}.dws.product_views WHERE productId = '3'") == 0
 
+    # A product deleted in MySQL: its later clicks have no enrichment (a lookup as of
+    # processing time); product_views keeps its newest known name and price.
+    lake.sql("DELETE FROM {c}.dim_db.products WHERE productId = '5'")
     # New clicks after the changes still flow, and a replay changes nothing.
     produce(lake.bootstrap, lake.topic, click_events(150, 40, BASE_MS))
     lake.run()
     check_all(lake)
+    assert lake.rows("SELECT count(*) > 0 FROM {c}.dwd.click_wide WHERE productId = '5' "
+                     "AND name IS NULL") == {(True,)}
+    assert lake.rows("SELECT name FROM {c}.dws.product_views WHERE productId = '5'") == {
+        ("test05",)}
     before = lake.snapshots()
     assert lake.run() == {}
     assert lake.snapshots() == before
