@@ -20,8 +20,10 @@ the same rows.
 Only the files the range touched are read: their scan tasks, planned by Iceberg at
 ``start`` or ``end`` with the delete files that apply to them there, are staged
 (``ScanTaskSetManager``, as Iceberg's own rewrite actions do) and read by Spark.
-What cannot be interpreted stops the reader with :class:`ChangeNotReadable`: equality
-deletes (written by other engines; Spark writes none), deletion vectors (format v3).
+Position deletes are read from their files; deletion vectors (format v3) through the
+table's ``position_deletes`` metadata table. What cannot be interpreted stops the reader
+with :class:`ChangeNotReadable`: equality deletes (written by other engines; Spark and
+Trino write none).
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class RangeChanges:
 
     spark: SparkSession
     ident: str
+    start: int | None
     end: int
     added_files: list[str]
     removed_files: list[str]
@@ -120,7 +123,17 @@ class RangeChanges:
     def removes_rows(self) -> bool:
         return bool(self.touched)
 
-    def _stage(self, files: _Files, paths: list[str]) -> DataFrame:
+    def _stage(self, files: _Files, paths: list[str], snapshot: int | None) -> DataFrame:
+        """The rows of data files ``paths`` as planned in ``files`` (at ``snapshot``), with
+        ``_file`` and ``_pos``. Format v3 tables (row lineage) do not expose those columns
+        on a staged scan: they are read at the snapshot and filtered by ``_file`` (the
+        whole table is scanned)."""
+        from pyspark.sql import functions as F
+
+        if int(self._table.operations().current().formatVersion()) >= 3:
+            return (self.spark.read.format("iceberg").option("snapshot-id", snapshot)
+                    .load(self.ident).select(*self._columns(), FILE, POS)
+                    .where(F.col(FILE).isin(paths)))
         jvm = self.spark.sparkContext._jvm
         assert jvm is not None
         tasks = jvm.java.util.ArrayList()
@@ -131,7 +144,7 @@ class RangeChanges:
             self._table, set_id, tasks)
         self._staged.append(set_id)
         return (self.spark.read.format("iceberg").option("scan-task-set-id", set_id)
-                .load(self.ident))
+                .load(self.ident).select(*self._columns(), FILE, POS))
 
     def _columns(self) -> list[str]:
         return [f.name for f in self.spark.table(self.ident).schema.fields]
@@ -142,18 +155,20 @@ class RangeChanges:
     def added_raw(self) -> DataFrame:
         if not self.added_files:
             return self._empty()
-        return self._stage(self._end_files, self.added_files).select(*self._columns())
+        return self._stage(self._end_files, self.added_files, self.end).select(
+            *self._columns())
 
     def removed_raw(self) -> DataFrame:
         from pyspark.sql import functions as F
 
         if not self.touched:
             return self._empty()
-        rows = self._stage(self._start_files, self.touched).select(*self._columns(), FILE, POS)
+        rows = self._stage(self._start_files, self.touched, self.start)
         whole = F.col(FILE).isin(self.removed_files) if self.removed_files else F.lit(False)
         gone = rows.where(whole)
         if self.new_deletes:
-            positions = _positions(self.spark, self.new_deletes, self._start_files)
+            positions = _positions(self.spark, self.ident, self.end, self.new_deletes,
+                                   self._start_files)
             deleted = rows.where(~whole).join(F.broadcast(positions), [FILE, POS], "left_semi")
             gone = gone.unionByName(deleted)
         return gone.select(*self._columns())
@@ -180,13 +195,25 @@ class RangeChanges:
         self._staged.clear()
 
 
-def _positions(spark: SparkSession, paths: list[str], start: _Files) -> DataFrame:
-    """``(_file, _pos)`` of every position the delete files ``paths`` name."""
+def _positions(spark: SparkSession, ident: str, end: int, paths: list[str], files: _Files
+               ) -> DataFrame:
+    """``(_file, _pos)`` of every position the delete files ``paths`` name: position-delete
+    files are read as they are; deletion vectors (format v3, in Puffin files) through the
+    table's ``position_deletes`` metadata table as of ``end``."""
+    from pyspark.sql import functions as F
+
     by_format: dict[str, list[str]] = {}
     for path in paths:
-        by_format.setdefault(start.formats.get(path, "PARQUET"), []).append(path)
-    frames = [spark.read.format(fmt.lower()).load(files).select("file_path", "pos")
-              for fmt, files in by_format.items()]
+        by_format.setdefault(files.formats.get(path, "PARQUET"), []).append(path)
+    frames = []
+    for fmt, found in by_format.items():
+        if fmt == "PUFFIN":
+            frames.append(spark.read.format("iceberg").option("snapshot-id", end)
+                          .load(f"{ident}.position_deletes")
+                          .where(F.col("delete_file_path").isin(found))
+                          .select("file_path", "pos"))
+        else:
+            frames.append(spark.read.format(fmt.lower()).load(found).select("file_path", "pos"))
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)
@@ -204,13 +231,10 @@ def range_changes(spark: SparkSession, ident: str, start: int | None, end: int,
         if after.contents[name] != "POSITION_DELETES":
             raise ChangeNotReadable(ident, end, operation(), f"wrote equality deletes ({name})"
                                     ", which icetide cannot turn into removed rows")
-        if after.formats[name] == "PUFFIN":
-            raise ChangeNotReadable(ident, end, operation(), f"wrote a deletion vector "
-                                    f"({name}); format v3 changes are not streamed yet")
     fresh = set(new_deletes)
     removed = sorted(set(before.tasks) - set(after.tasks))
     hit = sorted(p for p in before.tasks if p in after.tasks and after.deletes[p] & fresh)
     before.formats.update({n: after.formats[n] for n in new_deletes})
-    return RangeChanges(spark, ident, end, sorted(set(after.tasks) - set(before.tasks)),
+    return RangeChanges(spark, ident, start, end, sorted(set(after.tasks) - set(before.tasks)),
                         removed, sorted(set(removed) | set(hit)), new_deletes, before, after,
                         [], table)

@@ -34,9 +34,10 @@ COW = ("'write.delete.mode'='copy-on-write', 'write.update.mode'='copy-on-write'
 def table(spark: SparkSession, request: pytest.FixtureRequest) -> Iterator[str]:
     ident = f"lake.chg.t{next(_n)}"
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.chg")
+    props = request.param if "format-version" in request.param else (
+        f"'format-version'='2', {request.param}")
     spark.sql(f"CREATE TABLE {ident} (id bigint, uid string, v int) USING iceberg "
-              f"PARTITIONED BY (bucket(4, id)) TBLPROPERTIES ('format-version'='2', "
-              f"{request.param})")
+              f"PARTITIONED BY (bucket(4, id)) TBLPROPERTIES ({props})")
     for i in range(3):  # three appends, 12 data files
         spark.range(i * 100, (i + 1) * 100).selectExpr(
             "id", "cast(id % 10 as string) uid", "cast(id as int) v").writeTo(ident).append()
@@ -62,7 +63,10 @@ def changes(spark: SparkSession, ident: str, start: int) -> tuple[Counter[tuple[
     return added, removed
 
 
-@pytest.mark.parametrize("table", [MOR, COW], indirect=True, ids=["mor", "cow"])
+V3 = MOR + ", 'format-version'='3'"  # deletion vectors
+
+
+@pytest.mark.parametrize("table", [MOR, COW, V3], indirect=True, ids=["mor", "cow", "v3"])
 def test_delete_and_update_read_as_removed_and_added(spark: SparkSession, table: str) -> None:
     start = current(spark, table)
     spark.sql(f"DELETE FROM {table} WHERE uid = '3'")
