@@ -52,15 +52,20 @@ def _null_safe(left: DataFrame, right: DataFrame, columns: Sequence[str]) -> Col
     return reduce(lambda a, b: a & b, (left[c].eqNullSafe(right[c]) for c in columns))
 
 
-def _chosen(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> DataFrame:
+def _candidates(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> DataFrame:
+    """Every stored row whose ``match`` values are retracted, with how many are."""
+    from pyspark.sql import functions as F
+
+    cand = stored.join(F.broadcast(wanted), _null_safe(stored, wanted, match), "inner")
+    return cand.select(*[stored[c] for c in stored.columns], wanted[_WANT])
+
+
+def _chosen(cand: DataFrame, columns: Sequence[str], match: Sequence[str]) -> DataFrame:
     """The stored rows to remove: per ``match`` value, as many as retracted."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    cand = stored.join(F.broadcast(wanted), _null_safe(stored, wanted, match), "inner")
-    cand = cand.select(*[stored[c] for c in stored.columns], wanted[_WANT])
-    order = Window.partitionBy(*match).orderBy(*[F.col(c).asc_nulls_first()
-                                                 for c in stored.columns])
+    order = Window.partitionBy(*match).orderBy(*[F.col(c).asc_nulls_first() for c in columns])
     return cand.withColumn(_RANK, F.row_number().over(order)).where(F.col(_RANK) <= F.col(_WANT))
 
 
@@ -68,24 +73,23 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
                  ) -> tuple[DataFrame, int, int]:
     """The MERGE's source rows (``_KIND`` D: delete every copy, I: insert), the rows
     retracted and the retractions that found no row; ``held``: frames it cached, for the
-    caller to release after the MERGE."""
+    caller to release after the MERGE. The target is scanned once here (the candidate
+    rows are kept: every copy of a chosen row is among them), once by the MERGE."""
     from pyspark.sql import functions as F
 
     match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
     columns = [c for c in df.columns if c != RETRACT]
     wanted = (df.where(F.col(RETRACT).isNotNull()).select(f"{RETRACT}.*")
               .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
-    try:
-        want = int(wanted.agg(F.sum(_WANT)).collect()[0][0] or 0)
-        stored = spark.table(target).select(*columns)
-        chosen = _chosen(stored, wanted, match).drop(_RANK, _WANT)
-        per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
-        held.append(per_row)
-        taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
-    finally:
-        wanted.unpersist()
-    have = stored.join(per_row, _null_safe(stored, per_row, columns), "left_semi")
-    have = have.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
+    held.append(wanted)
+    want = int(wanted.agg(F.sum(_WANT)).collect()[0][0] or 0)
+    cand = _candidates(spark.table(target).select(*columns), wanted, match).persist()
+    held.append(cand)
+    chosen = _chosen(cand, columns, match).drop(_RANK, _WANT)
+    per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
+    held.append(per_row)
+    taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
+    have = cand.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
     counts = per_row.join(have, _null_safe(per_row, have, columns)).select(
         *[per_row[c] for c in columns], per_row[_TAKE], have[_HAVE])
     keep = counts.where(F.col(_HAVE) > F.col(_TAKE)).select(
