@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from icetide.engine.run import PipelineRun
     from icetide.engine.table_refresh import RefreshRequest
     from icetide.flows.loop import BatchResult
+    from icetide.lake.table_state import TableState
     from icetide.maintenance import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
@@ -332,6 +333,21 @@ class Context:
 
         ident = table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
         return request_refresh(self.spark, ident, downstream=downstream)
+
+    def suspend(self, table: str, *, suspended: bool = True) -> TableState:
+        """Suspend (or resume) the flows into ``table`` from their next batch on."""
+        from icetide.lake.table_state import set_suspended
+
+        return set_suspended(self.spark, self._qualified(table), suspended)
+
+    def set_freshness(self, table: str, freshness: str | None) -> TableState:
+        """Set ``table``'s freshness target while the pipeline runs (``None``: as declared)."""
+        from icetide.lake.table_state import set_freshness
+
+        return set_freshness(self.spark, self._qualified(table), freshness)
+
+    def _qualified(self, table: str) -> str:
+        return table if table.count(".") >= 2 else f"{self.settings.catalog.name}.{table}"
 
     # -- the catalog service -----------------------------------------------------------
     def catalog_service(self) -> CatalogService:

@@ -32,6 +32,7 @@ from icetide.engine.pacing import FreshnessTarget
 from icetide.engine.quality import expectation_counts
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.lake.flow_errors import flow_errors
+from icetide.lake.table_state import TableState
 from icetide.model.keys import MarkerExtra, TableProperties
 from icetide.model.markers import Marker
 from icetide.pipelines.freshness import freshness_status
@@ -72,7 +73,7 @@ class TableStatus:
     #: Flows that stopped on an error since the newest commit: flow → message.
     errors: Mapping[str, str] = field(default_factory=dict)
     #: running (a process holds a flow's lease), stopped, or unknown (not asked)
-    activity: str = "unknown"
+    activity: str = "unknown"  # running | stopped | suspended | unknown
     #: whether the sources hold data not yet committed (None: unknown)
     pending: bool | None = None
     storage: TableStorage | None = None
@@ -233,7 +234,7 @@ def _judge(fresh: float | None, achieved: float | None, target: FreshnessTarget,
     committed last; a running one that has nothing pending is fresh; else by its age now."""
     if target.target_s is None and target.warn_s is None:
         return "-"
-    if activity == "stopped":
+    if activity in ("stopped", "suspended"):
         seen = achieved
     elif pending is False:
         return "ok"
@@ -251,10 +252,14 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
     current = table.current_snapshot()
     walk = walk if walk is not None else read_markers(table)
     latest = walk.latest
+    life = TableState.of(table.properties)
     target = _target(latest, declared)
+    if life.freshness_s is not None:  # set at run time: it wins over the declared one
+        target = replace(target, target_s=life.freshness_s)
     fresh = None if walk.newest_event_ms is None else max(0.0, (now - walk.newest_event_ms) / 1000)
     lags = _lag(walk, lag)
-    activity = _activity(tuple(sorted(walk.per_flow)), running)
+    activity = "suspended" if life.suspended else _activity(tuple(sorted(walk.per_flow)),
+                                                            running)
     pending = _pending(lags)
     state = _judge(fresh, _achieved(walk), target, activity, pending)
     extra = latest.extra if latest is not None else {}

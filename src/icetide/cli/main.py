@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "seed": ("icetide.cli.seed_cmd", "seed", "Load the seed's dimension rows into the lake."),
     "cdc": ("icetide.cli.cdc_cmd", "cdc", "Operate CDC flows (resnapshot after a purged binlog)."),
     "table": ("icetide.cli.table_cmd", "table",
-              "One table's lifecycle: refresh (rebuild from its inputs)."),
+              "One table's lifecycle: refresh, suspend, resume, set-freshness."),
     "catalog": ("icetide.cli.catalog_cmd", "catalog",
                 "The catalog service: start/stop/status of the metastore, migrate."),
     "sql": ("icetide.cli.query_cmds", "sql", "Run a SQL query over the lake."),

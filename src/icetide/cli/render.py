@@ -110,7 +110,7 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
 
 def judged_at_commit(row: TableStatus) -> bool:
     """A stopped table is judged by the freshness its newest data had when committed."""
-    return row.activity == "stopped" and row.state in STATE_STYLE
+    return row.activity in ("stopped", "suspended") and row.state in STATE_STYLE
 
 
 def _state(row: TableStatus, wide: bool = True) -> str:
@@ -123,7 +123,7 @@ def _state(row: TableStatus, wide: bool = True) -> str:
         else row.state
     if judged_at_commit(row):
         state += " when committed"
-    if row.activity in ("stopped", "running"):
+    if row.activity in ("stopped", "running", "suspended"):
         state += " · " + row.activity + (" (caught up)" if row.pending is False else "")
     return state
 
@@ -168,7 +168,7 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
             else row.state
         table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
                       _ago(row.last_commit_ms, now),
-                      _seconds(row.achieved_s if row.activity == "stopped"
+                      _seconds(row.achieved_s if row.activity in ("stopped", "suspended")
                                else row.freshness_s), state,
                       _seconds(row.batch_s),
                       _count(row.dead_letters_total))

@@ -17,7 +17,7 @@ records the mode it ran under and the target it is measured against::
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from icetide.flows.loop import BatchResult, FlowLoop
 from icetide.model.keys import MarkerExtra
@@ -65,6 +65,14 @@ class FreshnessPacer:
         self.planner = RefreshPlanner(target.target_s, trigger_interval_s=trigger_interval_s)
         self.mode: Mode = self.planner.plan().mode
         loop.summary_extra.update(target.summary(self.mode))
+
+    def retarget(self, target_s: float | None) -> None:
+        """Take the table's freshness target set at run time (``icetide table
+        set-freshness``) in place of the declared one; ``None``: keep the declared one."""
+        if target_s is not None and target_s != self.target.target_s:
+            log.info("flow %s: freshness target %s → %.0f s (set on the table)",
+                     self.loop.flow.name, self.target.target_s, target_s)
+            self.target = replace(self.target, target_s=target_s)
 
     def __call__(self, result: BatchResult | None) -> float:
         """Fold in the batch's duration; the seconds between this batch's start and the next

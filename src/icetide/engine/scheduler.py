@@ -384,6 +384,7 @@ class DagScheduler:
                                                      self.pools[slot.name])
         phase(f"first_batch {slot.name}")
         try:
+            slot.pacer.retarget(slot.loop.lifecycle.state().freshness_s)
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)
         except Interrupted:

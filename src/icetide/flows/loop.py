@@ -26,6 +26,7 @@ from tenacity import Retrying, wait_none
 from icetide.errors import IcetideError, SourceUnavailableError, listed
 from icetide.flows import stats
 from icetide.flows.context import BatchContext, bound
+from icetide.flows.lifecycle import Lifecycle
 from icetide.flows.marking import Marking, Span
 from icetide.flows.stats import Observed, Stats
 from icetide.flows.timing import JobCounter, Phases
@@ -139,6 +140,8 @@ class FlowLoop:
         self._side_exists: set[str] = set()  # side tables seen to exist (never dropped)
         #: The marker end the current batch was planned from (None: no marker yet).
         self._planned_from: Mapping[str, Position] | None = None
+        #: The target's lifecycle state (suspended, freshness set at run time).
+        self.lifecycle = Lifecycle(spark, flow.name, flow.target)
 
     # -- positions -------------------------------------------------------------------
     def committed_start(self) -> dict[str, Position]:
@@ -221,6 +224,8 @@ class FlowLoop:
     # -- one batch -------------------------------------------------------------------
     def run_batch(self) -> BatchResult | None:
         """Plan, transform and commit one batch; ``None`` when there was nothing to do."""
+        if self.lifecycle.state().suspended:
+            return None
         began, phases = time.monotonic(), Phases()
         with phases("position"):
             start, pending_end, sides_done = self._resume()

@@ -65,6 +65,11 @@ class TableProperties:
     #: A refreshed table's interval ("5m", seconds); 0: refresh on every upstream commit.
     REFRESH_INTERVAL = "icetide.refresh-interval"
     REFRESH_INTERVAL_DEFAULT = 0.0
+    #: ``icetide table suspend``: "true" while the table's flows are suspended.
+    SUSPENDED = "icetide.suspended"
+    #: ``icetide table set-freshness``: the table's freshness target (a duration), set
+    #: while the pipeline runs; it replaces what the code and the spec file declare.
+    FRESHNESS = "icetide.freshness"
     #: ``icetide.error.<flow>``: the last error of a flow (JSON: at, message).
     ERROR_PREFIX = "icetide.error."
     #: A CDC target's flow, anchor, source key and upstream table (``db.table``).

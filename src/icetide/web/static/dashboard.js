@@ -32,7 +32,7 @@ function nameText(name) {
 }
 
 // A stopped table is judged by the freshness its newest data had when committed.
-const judgedAtCommit = (row) => row.activity === "stopped" && ["ok", "warn", "fail"].includes(row.state);
+const judgedAtCommit = (row) => ["stopped", "suspended"].includes(row.activity) && ["ok", "warn", "fail"].includes(row.state);
 
 function target(row) {
   const td = el("td", { "data-field": "target" });
