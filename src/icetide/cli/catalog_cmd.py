@@ -59,10 +59,20 @@ def status(fmt: str, config_path: Path | None) -> None:
 @catalog.command()
 @config_option
 def stop(config_path: Path | None) -> None:
-    """Stop this home's metastore (flows of this home cannot commit until it runs again)."""
-    stopped = context_from(config_path).stop_catalog()
+    """Stop this home's metastore (flows of this home cannot commit until it runs again),
+    and its embedded S3 store (s3.embedded: the lake of `icetide demo --storage s3`)."""
+    from icetide.app.context import Context
+    from icetide.config import load_settings
+    from icetide.devkit.demo.storage import stop_embedded_store
+
+    settings = load_settings(config_path)  # not settings_from: it would start the store
+    stopped = Context(settings).stop_catalog()
     click.echo(f"stopped the metastore at {stopped.uri} (pid {stopped.pid})" if stopped
                else "the metastore was not running")
+    if settings.s3.embedded:
+        pid = stop_embedded_store(settings)
+        click.echo(f"stopped the S3 store (pid {pid})" if pid
+                   else "the S3 store was not running")
 
 
 @catalog.command()

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import shlex
 import signal
 import threading
 from collections.abc import Iterator
@@ -118,9 +119,27 @@ def _echo_query(report: DemoReport) -> None:
     click.echo(f"views per product ({SUMMARY_TABLE}):")
     for row in result.rows:
         click.echo("  " + "  ".join("null" if v is None else str(v) for v in row))
-    click.echo('query the lake: icetide sql "SELECT * FROM ads.daily_product_report"; '
-               "run `icetide demo` again to resume")
+    for line in query_hints(report.settings):
+        click.echo(line)
     _echo_catalog(report.settings)
+
+
+def query_hints(settings: Settings) -> list[str]:
+    """How to query the lake after the demo. The S3 lake has a home and a config of its
+    own (which starts its store again on demand): both are exported, as ICETIDE_HOME
+    in the environment would win over the config's home."""
+    query = "icetide sql " + shlex.quote("SELECT * FROM ads.daily_product_report")
+    if not settings.s3.embedded:
+        return [f"query the lake: {query}; run `icetide demo` again to resume"]
+    from icetide.devkit.demo.storage import lake_config_path
+
+    home = shlex.quote(str(settings.home.resolve()))
+    config = shlex.quote(str(lake_config_path(settings)))
+    return ["query the lake on S3 (its store starts again on demand, detached, until "
+            "`icetide catalog stop`):",
+            f"  export ICETIDE_HOME={home} ICETIDE_CONFIG={config}",
+            f"  {query}",
+            "run `icetide demo --storage s3` again to resume (without those two variables)"]
 
 
 def _echo_catalog(settings: Settings) -> None:

@@ -10,6 +10,7 @@ import click
 from icetide.cli.options import config_option, context_from
 from icetide.cli.query_cmds import cli_errors, emit
 from icetide.maintenance import MaintenanceReport
+from icetide.tables.procedures import procedures_help
 
 
 def _size(value: int | None) -> str:
@@ -61,7 +62,7 @@ def maintain(tables: tuple[str, ...], pipeline_dir: Path | None, dry_run: bool, 
          title="maintenance (dry run)" if dry_run else "maintenance")
 
 
-@click.command("call")
+@click.command("call", epilog="\b\n" + procedures_help())
 @click.argument("procedure")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               show_default=True, help="Output format.")
@@ -71,6 +72,11 @@ def call(procedure: str, fmt: str, config_path: Path | None) -> None:
 
     icetide call "system.rewrite_data_files(table => 'ods_behavior.clickevent',
     strategy => 'sort', sort_order => 'zorder(productId, uid)')"
+
+    History: system.create_tag(table => 'db.t', tag => 'v1') keeps the current snapshot
+    under a name (snapshot expiry keeps it; query it with VERSION AS OF 'v1'),
+    system.rollback_to_snapshot(table => 'db.t', snapshot_id => N) makes an older one
+    current (docs/connect.md, "Time travel").
     """
     with cli_errors():
         result = context_from(config_path).call(procedure)

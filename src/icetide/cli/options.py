@@ -43,8 +43,14 @@ def listen_options(host_help: str, port_help: str) -> Callable[[F], F]:
 
 
 def settings_from(config_path: Path | None) -> Settings:
-    """Load settings for a command."""
-    return load_settings(config_path)
+    """Load settings for a command; a lake on the embedded store (``s3.embedded``: the S3
+    demo's) gets its store started unless it runs, and its endpoint and credentials."""
+    settings = load_settings(config_path)
+    if settings.s3.embedded:
+        from icetide.devkit.demo.storage import embedded_store
+
+        return embedded_store(settings)
+    return settings
 
 
 def context_from(config_path: Path | None, pipeline_dir: Path | None = None,

@@ -184,10 +184,29 @@ def _print_description(info: TableDescription) -> None:
     else:
         console.print("partition spec: unpartitioned")
     emit(["property", "value"], sorted(info["properties"].items()), "table", "Properties")
+    _print_history(console, info)
     snaps = info["snapshots"]
     emit(["committed_at", "snapshot_id", "operation", "summary"],
          [(s["committed_at"], s["snapshot_id"], s["operation"], _summary_text(s["summary"]))
           for s in snaps], "table", f"Last {len(snaps)} snapshots (newest first)")
+
+
+def _print_history(console: Console, info: TableDescription) -> None:
+    """How far back time travel reaches, and the table's tags and branches."""
+    travel = info["time_travel"]
+    if travel["oldest_snapshot_id"] is not None:
+        console.print(f"time travel: back to {travel['oldest_committed_at']} (snapshot "
+                      f"{travel['oldest_snapshot_id']}, the oldest of {travel['snapshots_kept']}"
+                      " kept; VERSION AS OF / TIMESTAMP AS OF)", soft_wrap=True)
+    refs = info["refs"]
+    if refs:
+        emit(["ref", "type", "snapshot_id", "expires"],
+             [(r["name"], r["type"], r["snapshot_id"],
+               "never" if r["max_ref_age_ms"] is None
+               else f"{r['max_ref_age_ms'] / 86_400_000:g} days after its snapshot")
+              for r in refs], "table", "Tags and branches")
+    else:
+        console.print("tags and branches: none (icetide call \"system.create_tag(...)\")")
 
 
 @click.command("describe")

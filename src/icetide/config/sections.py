@@ -138,6 +138,10 @@ class S3Config(_Section):
     region: str = "us-east-1"
     #: ``http://endpoint/bucket/key`` addressing, which most S3-compatible stores need
     path_style_access: bool = False
+    #: the store is icetide's embedded SeaweedFS under ``$ICETIDE_HOME/s3`` (the lake of
+    #: ``icetide demo --storage s3``): a command starts it (detached) unless it runs and
+    #: takes its endpoint and credentials from it; ``icetide catalog stop`` stops it
+    embedded: bool = False
 
     @field_validator("endpoint")
     @classmethod

@@ -12,8 +12,10 @@ and returns an empty DataFrame of that dataset's schema:
 * anything else: the analysis stops and returns the names read so far, so the dry run
   reports the missing input (neither in the pipeline nor in the catalog).
 
-:func:`spark_dry_run` adds one check the pure dry run cannot make: a flow whose output
-does not match the schema of its already existing target table.
+:func:`spark_dry_run` adds what the pure dry run cannot see: how the next run evolves an
+already existing target to fit its flow (``change``: a new or widened column, a changed
+partitioning — engine/evolve.py), or refuses to (``error``: a dropped or narrowed column,
+another primary key).
 """
 
 from __future__ import annotations
@@ -23,16 +25,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from icetide.config import Settings
+from icetide.engine.evolve import plan_evolution, read_stored
 from icetide.engine.hooks import NoChangelog
 from icetide.engine.reads import read_source_hook
-from icetide.errors import PipelineError
+from icetide.engine.targets import partition_sql, stored_columns
+from icetide.errors import PipelineError, SchemaChangeError
 from icetide.flows.context import BatchContext, bound
 from icetide.model.source import AnyBatch, AnySource, BatchRange
 from icetide.pipelines.dryrun import DryRunReport, FlowAnalysis, dry_run
 from icetide.pipelines.graph import PipelineGraph, Problem
 from icetide.pipelines.names import where
 from icetide.pipelines.reader import set_reader, set_source_reader
-from icetide.pipelines.schemas import compare_schemas, parse_ddl
+from icetide.pipelines.schemas import parse_ddl
 from icetide.pipelines.spec import FlowSpec, call_query
 from icetide.sources.registry import build_sources
 from icetide.tables.changelog import CHANGELOG_SUFFIX
@@ -163,22 +167,27 @@ class SparkFlowAnalyzer:
 
 def _existing_target_problems(analyzer: SparkFlowAnalyzer, report: DryRunReport
                               ) -> list[Problem]:
-    """Flows whose output does not fit the schema of their already existing target."""
+    """What the next run changes in already existing targets (``change``), and what it
+    would refuse to (``error``: a change no table can follow in place)."""
     problems: list[Problem] = []
+    seen: set[str] = set()
     for flow_name, produced in sorted(report.schemas.items()):
         flow = report.graph.flows[flow_name]
         table = report.graph.tables.get(flow.target)
-        if table is None or not analyzer.exists(flow.target):
+        if table is None or flow.target in seen or not analyzer.exists(flow.target):
             continue
-        existing = analyzer.spark.table(f"{analyzer.catalog}.{flow.target}").schema
-        stored = {f.name: f.dataType.simpleString() for f in existing.fields}
-        wanted = {c: t for c, t in produced.items() if not (table.primary_key and c == "_op")}
-        for sentence in compare_schemas(stored, wanted).describe():
-            sentence = sentence.replace("declared", "in the existing table")
-            problems.append(Problem("error", "schema_mismatch", flow_name, (
-                f"{where(flow.location)}flow {flow_name} into existing table {flow.target}: "
-                f"{sentence}; alter the table or change the query"
-            )))
+        seen.add(flow.target)
+        ident = f"{analyzer.catalog}.{flow.target}"
+        try:
+            plan = plan_evolution(table.name, read_stored(analyzer.spark, ident),
+                                  stored_columns(table, list(produced.items())),
+                                  tuple(table.primary_key or ()), partition_sql(table))
+        except SchemaChangeError as exc:
+            problems.append(Problem("error", "schema_mismatch", flow_name,
+                                    f"{where(flow.location)}flow {flow_name}: {exc}"))
+            continue
+        problems += [Problem("change", "evolve", table.name, f"{where(table.location)}{line}")
+                     for line in plan.describe()]
     return problems
 
 

@@ -123,9 +123,10 @@ class PipelineRun:
                         self.graph.spec.configuration, self.aliases)
 
     def ensure_target(self, table: TableSpec, found: Discovery) -> str:
-        """Create the flow's target (and side tables) if missing; returns the identifier."""
+        """Create the flow's target (and side tables) if missing, else evolve it to fit the
+        flow (engine/evolve.py); returns the identifier."""
         ident = self.qualify(table.name)
-        ensure_table(self.spark, ident, table, found.columns)
+        ensure_table(self.spark, ident, table, found.columns, evolve=True)
         for side in found.side_tables:
             ensure_dlq_table(self.spark, side)
         return ident

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
+from icetide.engine.evolve import apply_evolution, evolve_changelog, plan_evolution, read_stored
 from icetide.errors import PipelineError
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
 from icetide.model.keys import TableProperties
@@ -69,22 +70,39 @@ _DDL = threading.Lock()
 
 
 def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
-                 columns: Sequence[tuple[str, str]]) -> None:
+                 columns: Sequence[tuple[str, str]], *, evolve: bool = False) -> None:
     """``CREATE TABLE IF NOT EXISTS`` for a flow target (plus its changelog), one at a
-    time in the process."""
+    time in the process; ``evolve``: an existing table (and changelog) evolves to fit
+    ``columns`` and the declared partitioning (:mod:`icetide.engine.evolve`; query flows —
+    a CDC target follows its upstream table batch by batch instead, cdc/schema_sync.py)."""
     with _DDL:
-        _ensure_table(spark, ident, table, columns)
+        _ensure_table(spark, ident, table, columns, evolve)
+
+
+def stored_columns(table: TableSpec, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The columns the table stores of a flow's output: a primary-key table consumes
+    ``_op`` (the merge engine applies it); an append table stores it like any column."""
+    keys = table.primary_key or ()
+    return [(n, t) for n, t in columns if not (keys and n == OP_COLUMN)]
+
+
+def _evolve(spark: SparkSession, ident: str, table: TableSpec,
+            columns: Sequence[tuple[str, str]]) -> None:
+    """Evolve the existing ``ident`` to fit ``columns`` (or refuse, naming the way out)."""
+    plan = plan_evolution(table.name, read_stored(spark, ident), columns,
+                          tuple(table.primary_key or ()), partition_sql(table))
+    apply_evolution(spark, ident, plan)
 
 
 def _ensure_table(spark: SparkSession, ident: str, table: TableSpec,
-                  columns: Sequence[tuple[str, str]]) -> None:
+                  columns: Sequence[tuple[str, str]], evolve: bool) -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote_qualified(ident.rsplit('.', 1)[0])}")
     phase("catalog_connected")  # the first statement that asks the catalog
     keys = tuple(table.primary_key or ())
-    # A primary-key table consumes `_op` (the merge engine applies it); an append table
-    # stores whatever the flow produces, `_op` included.
-    stored = [(n, t + " NOT NULL" if n in keys else t) for n, t in columns
-              if not (keys and n == OP_COLUMN)]
+    columns = stored_columns(table, columns)
+    if evolve and spark.catalog.tableExists(ident):
+        _evolve(spark, ident, table, columns)
+    stored = [(n, t + " NOT NULL" if n in keys else t) for n, t in columns]
     base = PRIMARY_KEY_TABLE_PROPERTIES if keys else APPEND_TABLE_PROPERTIES
     props = {**base, **table.table_properties}
     event_col = event_time_column(table)
@@ -97,8 +115,10 @@ def _ensure_table(spark: SparkSession, ident: str, table: TableSpec,
         spark.sql(f"ALTER TABLE {quote_qualified(ident)} SET IDENTIFIER FIELDS {fields}")
     if keys and table.changelog:
         catalog, name = ident.split(".", 1)
-        types = {n: t for n, t in columns if n != OP_COLUMN}
-        spark.sql(changelog_ddl(catalog, name, keys, types))
+        changelog = f"{catalog}.{changelog_table_name(name)}"
+        if evolve and spark.catalog.tableExists(changelog):
+            evolve_changelog(spark, changelog, columns, keys)
+        spark.sql(changelog_ddl(catalog, name, keys, dict(columns)))
     _ensure_write_order(spark, ident, table, [n for n, _ in stored])
 
 

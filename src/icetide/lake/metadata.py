@@ -46,6 +46,8 @@ class TableMetadata:
     snapshots: Mapping[int, SnapshotInfo] = field(default_factory=dict)
     properties: Mapping[str, str] = field(default_factory=dict)
     location: str = ""
+    #: the table's refs (tags and branches, ``main`` too) → the snapshot each names
+    refs: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def current(self) -> SnapshotInfo | None:
@@ -87,6 +89,7 @@ def parse_metadata(text: str | bytes) -> TableMetadata:
         snapshots=snapshots,
         properties={str(k): str(v) for k, v in (raw.get("properties") or {}).items()},
         location=str(raw.get("location", "")),
+        refs={str(k): int(v["snapshot-id"]) for k, v in (raw.get("refs") or {}).items()},
     )
 
 

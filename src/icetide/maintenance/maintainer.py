@@ -213,7 +213,9 @@ def _last_pass(jtable: JavaObject) -> LastPass:
 
 
 def _expirable(meta: TableMetadata, cutoff_ms: int, retain_last: int) -> int:
-    """How many snapshots an expiry at ``cutoff_ms`` keeping ``retain_last`` removes."""
+    """How many snapshots an expiry at ``cutoff_ms`` keeping ``retain_last`` removes: a
+    snapshot a tag or branch names is kept (Iceberg's expiry keeps it while the ref lives)."""
     keep = {s.snapshot_id for s in itertools.islice(meta.ancestors(), retain_last)}
+    keep.update(meta.refs.values())
     return sum(1 for s in meta.snapshots.values()
                if s.timestamp_ms < cutoff_ms and s.snapshot_id not in keep)

@@ -62,6 +62,11 @@ class DryRunReport:
         return tuple(p for p in self.problems if p.severity == "warning")
 
     @property
+    def changes(self) -> tuple[Problem, ...]:
+        """What the next run will change in existing tables (evolution), not problems."""
+        return tuple(p for p in self.problems if p.severity == "change")
+
+    @property
     def ok(self) -> bool:
         """True when there is no error (warnings allowed)."""
         return not self.errors
@@ -69,7 +74,8 @@ class DryRunReport:
     def format(self) -> str:
         """A human summary: verdict, order, then one line per problem."""
         verdict = "OK" if self.ok else f"{len(self.errors)} error(s)"
-        lines = [f"pipeline {self.graph.spec.name}: {verdict}, {len(self.warnings)} warning(s)"]
+        lines = [f"pipeline {self.graph.spec.name}: {verdict}, {len(self.warnings)} warning(s)"
+                 + (f", {len(self.changes)} change(s) at the next run" if self.changes else "")]
         if self.order is not None:
             lines.append("order: " + " → ".join(self.order))
         lines += [f"  {p}" for p in self.problems]

@@ -19,7 +19,8 @@ from icetide.errors import PipelineError, listed
 from icetide.pipelines.names import qualify_name, where
 from icetide.pipelines.spec import FlowKind, FlowSpec, PipelineSpec, TableKind, TableSpec
 
-Severity = Literal["error", "warning"]
+#: ``change``: what the next run will change in an existing table (dry-run; not a problem).
+Severity = Literal["error", "warning", "change"]
 #: Answers whether a qualified table name exists outside the pipeline (in the catalog).
 TableExists = Callable[[str], bool]
 Edge = tuple[str, str]

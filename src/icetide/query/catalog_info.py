@@ -120,6 +120,25 @@ class PartitionFieldInfo(TypedDict):
     source: str | None
 
 
+class RefInfo(TypedDict):
+    """A tag or branch as ``describe`` shows it."""
+
+    name: str
+    type: str
+    snapshot_id: int
+    #: how long after its snapshot the ref expires (a tag: its snapshot too); None: never
+    max_ref_age_ms: int | None
+
+
+class TimeTravelInfo(TypedDict):
+    """How far back ``VERSION AS OF`` / ``TIMESTAMP AS OF`` reach: the oldest snapshot
+    the table keeps (maintenance expires older ones, but those a tag names)."""
+
+    oldest_snapshot_id: int | None
+    oldest_committed_at: str | None
+    snapshots_kept: int
+
+
 class TableDescription(TypedDict):
     """What ``icetide describe`` shows (JSON-friendly)."""
 
@@ -135,6 +154,8 @@ class TableDescription(TypedDict):
     identifier_fields: list[str]
     properties: dict[str, str]
     snapshots: list[SnapshotInfo]
+    refs: list[RefInfo]
+    time_travel: TimeTravelInfo
 
 
 def _snapshot_info(snap: Snapshot) -> SnapshotInfo:
@@ -185,6 +206,21 @@ def _sort_info(table: Table) -> list[str]:
     return shown
 
 
+def _refs_info(table: Table) -> list[RefInfo]:
+    """Tags and branches, ``main`` left out (it is the current snapshot)."""
+    return [{"name": name, "type": ref.snapshot_ref_type.value, "snapshot_id": ref.snapshot_id,
+             "max_ref_age_ms": ref.max_ref_age_ms}
+            for name, ref in sorted(table.metadata.refs.items()) if name != "main"]
+
+
+def _time_travel_info(table: Table) -> TimeTravelInfo:
+    kept = table.metadata.snapshots
+    oldest = min(kept, key=lambda s: s.timestamp_ms) if kept else None
+    return {"oldest_snapshot_id": oldest.snapshot_id if oldest else None,
+            "oldest_committed_at": _iso(oldest.timestamp_ms) if oldest else None,
+            "snapshots_kept": len(kept)}
+
+
 def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescription:
     """Everything ``icetide describe`` shows, as JSON-friendly data (newest snapshots first)."""
     meta = table.metadata
@@ -203,6 +239,8 @@ def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescrip
         "identifier_fields": sorted(table.schema().identifier_field_names()),
         "properties": dict(sorted(table.properties.items())),
         "snapshots": [_snapshot_info(s) for s in recent],
+        "refs": _refs_info(table),
+        "time_travel": _time_travel_info(table),
     }
 
 

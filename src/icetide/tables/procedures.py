@@ -8,6 +8,12 @@ so a typo is answered with the list of valid names instead of a parser stack tra
 Argument *values* are SQL literals (``'text'``, ``42``, ``true``, ``map('k', 'v')``,
 ``TIMESTAMP '2026-01-01 00:00:00'``) passed through as written; :func:`call_sql` renders
 Python values for generated calls.
+
+Tags and branches are DDL in Iceberg's Spark SQL (``ALTER TABLE … CREATE TAG``), not
+procedures; :data:`REF_PROCEDURES` names them as calls all the same (``system.create_tag(
+table => 'db.t', tag => 'v1')``), so ``icetide call`` creates and drops them beside
+``rollback_to_snapshot`` and lists them in its help; :meth:`ProcedureCall.sql` renders
+them as that DDL.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from icetide.errors import MaintenanceError
-from icetide.tables.sql import quote_ident, sql_literal, sql_string
+from icetide.tables.sql import quote_ident, quote_qualified, sql_literal, sql_string
 
 #: procedure → (required arguments, optional arguments), in Iceberg's positional order.
 PROCEDURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -56,6 +62,17 @@ PROCEDURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                                              "ignore_missing_files")),
 }
 
+#: icetide's calls for Iceberg's refs → (required, optional) arguments; rendered as
+#: ``ALTER TABLE … CREATE|DROP TAG|BRANCH`` (:func:`ref_sql`). ``snapshot_id``: the
+#: snapshot tagged or branched from (default: the current one); ``retain_days``: how long
+#: the ref (a tag: its snapshot too) outlives snapshot expiry (default: forever).
+REF_PROCEDURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "create_tag": (("table", "tag"), ("snapshot_id", "retain_days")),
+    "create_branch": (("table", "branch"), ("snapshot_id", "retain_days")),
+    "drop_tag": (("table", "tag"), ()),
+    "drop_branch": (("table", "branch"), ()),
+}
+
 _CALL = re.compile(
     r"^\s*(?:call\s+)?(?:(?P<catalog>`[^`]+`|\w+)\s*\.\s*)?system\s*\.\s*(?P<name>\w+)\s*"
     r"\((?P<args>.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -71,7 +88,9 @@ class ProcedureCall:
     catalog: str | None = None
 
     def sql(self, default_catalog: str) -> str:
-        """``CALL `cat`.system.name(arg => value, ...)``."""
+        """``CALL `cat`.system.name(arg => value, ...)``; a ref call: its DDL."""
+        if self.name in REF_PROCEDURES:
+            return ref_sql(self.catalog or default_catalog, self.name, dict(self.args))
         cat = quote_ident(self.catalog or default_catalog)
         inner = ", ".join(f"{k} => {v}" for k, v in self.args)
         return f"CALL {cat}.system.{self.name}({inner})"
@@ -150,11 +169,55 @@ def split_args(text: str) -> list[str]:
 
 def _procedure(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     try:
-        return PROCEDURES[name]
+        return PROCEDURES[name] if name in PROCEDURES else REF_PROCEDURES[name]
     except KeyError:
         raise MaintenanceError(
             f"unknown procedure {name!r}; Iceberg's procedures are: "
-            f"{', '.join(sorted(PROCEDURES))}") from None
+            f"{', '.join(sorted(PROCEDURES))}; tags and branches: "
+            f"{', '.join(sorted(REF_PROCEDURES))}") from None
+
+
+def _string_arg(name: str, arg: str, literal: str) -> str:
+    """The text of a string literal argument (``'v1'`` → ``v1``)."""
+    text = literal.strip()
+    if len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0]:
+        raise MaintenanceError(f"{name}: {arg} => {literal.strip()} must be a quoted string, "
+                               f"e.g. {arg} => 'v1'")
+    return text[1:-1].replace(text[0] * 2, text[0]).replace("\\" + text[0], text[0])
+
+
+def _int_arg(name: str, arg: str, literal: str) -> int:
+    text = literal.strip()
+    if not re.fullmatch(r"\d+L?", text):
+        raise MaintenanceError(f"{name}: {arg} => {text} must be a whole number, e.g. "
+                               f"{arg} => 7")
+    return int(text.rstrip("L"))
+
+
+def ref_sql(catalog: str, name: str, args: Mapping[str, str]) -> str:
+    """The DDL of a ref call (:data:`REF_PROCEDURES`): ``ALTER TABLE `cat`.`db`.`t` CREATE
+    TAG `v1` AS OF VERSION 42 RETAIN 7 DAYS`` and the like."""
+    action, kind = name.split("_")
+    table = quote_qualified(f"{catalog}.{_string_arg(name, 'table', args['table'])}")
+    ref = quote_ident(_string_arg(name, kind, args[kind]))
+    statement = f"ALTER TABLE {table} {action.upper()} {kind.upper()} {ref}"
+    if "snapshot_id" in args:
+        statement += f" AS OF VERSION {_int_arg(name, 'snapshot_id', args['snapshot_id'])}"
+    if "retain_days" in args:
+        statement += f" RETAIN {_int_arg(name, 'retain_days', args['retain_days'])} DAYS"
+    return statement
+
+
+def procedures_help() -> str:
+    """Every procedure with its arguments, for ``icetide call --help``."""
+    lines = ["Iceberg's procedures (required arguments, [optional]):"]
+    for title, table in (("", PROCEDURES), ("tags and branches:", REF_PROCEDURES)):
+        if title:
+            lines.append(title)
+        for proc, (required, optional) in sorted(table.items()):
+            shown = [*required, *(f"[{a}]" for a in optional)]
+            lines.append(f"  {proc}({', '.join(shown)})")
+    return "\n".join(lines)
 
 
 def validate(name: str, arg_names: list[str]) -> None:

@@ -92,7 +92,7 @@ def test_missing_reference_and_schema_mismatch_fail_with_a_report(
     assert not spark.catalog.tableExists("lake.dr_db.orphan")
 
 
-def test_output_that_does_not_fit_an_existing_target_is_reported(
+def test_an_existing_target_the_next_run_evolves_is_reported_as_a_change(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.dr_db")
     spark.sql("CREATE TABLE IF NOT EXISTS lake.dr_db.fixed (uid string) USING iceberg")
@@ -104,9 +104,12 @@ def fixed():
 '''
     report = spark_dry_run(spark, icetide_settings,
                            load_pipeline(_pipeline(tmp_path, "dr_existing", code)))
-    [problem] = report.errors
-    assert problem.code == "schema_mismatch" and problem.subject == "dr_db.fixed"
-    assert "eventTime" in problem.message and "existing table" in problem.message
+    assert report.ok, report.format()
+    [change] = report.changes
+    assert change.code == "evolve" and change.subject == "dr_db.fixed"
+    assert change.message.endswith("table dr_db.fixed: add column eventTime timestamp")
+    assert "1 change(s) at the next run" in report.format()
+    assert "eventTime" not in {f.name for f in spark.table("lake.dr_db.fixed").schema.fields}
 
 
 CYCLE = '''

@@ -52,3 +52,39 @@ def test_generated_call_renders_options_as_a_map() -> None:
                    {"table": "db.t", "options": {"min-input-files": "2"}})
     assert sql == ("CALL `lake`.system.rewrite_data_files(table => 'db.t', "
                    "options => map('min-input-files', '2'))")
+
+
+@pytest.mark.parametrize(("text", "sql"), [
+    ("system.create_tag(table => 'db.t', tag => 'v1', snapshot_id => 42, retain_days => 7)",
+     "ALTER TABLE `lake`.`db`.`t` CREATE TAG `v1` AS OF VERSION 42 RETAIN 7 DAYS"),
+    ("CALL other.system.create_branch('db.t', 'dev')",
+     "ALTER TABLE `other`.`db`.`t` CREATE BRANCH `dev`"),
+    ("system.drop_tag(table => 'db.t', tag => 'it''s')",
+     "ALTER TABLE `lake`.`db`.`t` DROP TAG `it's`"),
+    ("system.drop_branch(table => 'db.t', branch => 'dev')",
+     "ALTER TABLE `lake`.`db`.`t` DROP BRANCH `dev`"),
+])
+def test_tags_and_branches_are_calls_rendered_as_iceberg_ddl(text: str, sql: str) -> None:
+    assert parse_call(text).sql("lake") == sql
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("system.create_tag(table => 'db.t', tag => v1)", r"tag => v1 must be a quoted string"),
+    ("system.create_tag(table => 'db.t', tag => 'v1', retain_days => 'x')",
+     r"retain_days => 'x' must be a whole number"),
+    ("system.create_tag(table => 'db.t')", r"create_tag needs argument 'tag'"),
+])
+def test_a_bad_ref_call_is_refused_naming_the_argument(text: str, message: str) -> None:
+    with pytest.raises(MaintenanceError, match=message):
+        parse_call(text).sql("lake")
+
+
+def test_call_help_lists_every_procedure_with_its_arguments() -> None:
+    from click.testing import CliRunner
+
+    from icetide.cli.maintain_cmd import call
+
+    shown = CliRunner().invoke(call, ["--help"]).output
+    assert "rollback_to_timestamp(table, timestamp)" in shown
+    assert "create_tag(table, tag, [snapshot_id], [retain_days])" in shown
+    assert "drop_branch(table, branch)" in shown

@@ -6,6 +6,7 @@ private directory::
     <root>/data/              its master, volume and filer state
     <root>/weed.log           its output
     <root>/credentials.json   the generated access key and secret (mode 0600)
+    <root>/state.json         the running store's pid and ports (:meth:`EmbeddedS3.running`)
 
 Every port — master, volume, filer, S3, admin, the built-in Iceberg REST catalog and
 their gRPC twins — is a free loopback port, and every listener binds 127.0.0.1. The S3
@@ -28,7 +29,14 @@ from pathlib import Path
 
 from icetide.devkit.embedded.process import EmbeddedServer
 from icetide.errors import RuntimeSetupError
-from icetide.runtime.local_server import LOOPBACK, LocalServer, accepts, free_port
+from icetide.runtime.local_server import (
+    LOOPBACK,
+    LocalServer,
+    accepts,
+    free_port,
+    pid_alive,
+    terminate,
+)
 from icetide.runtime.paths import Below
 
 log = logging.getLogger(__name__)
@@ -106,25 +114,68 @@ class EmbeddedS3(LocalServer, EmbeddedServer[S3Info]):
                 "-webdav=false", "-master.telemetry=false", *ports,
                 *([f"-tableBucket={self.table_bucket}"] if self.table_bucket else [])]
 
+    def _info_at(self, ports: dict[str, int]) -> S3Info:
+        key, secret = _credentials(self.root / "credentials.json")
+        return S3Info(f"http://{LOOPBACK}:{ports['s3.port']}",
+                      f"http://{LOOPBACK}:{ports['s3.port.iceberg']}", self.bucket, key, secret)
+
     def start(self) -> S3Info:
         """Start the store and wait until its S3 and catalog endpoints answer."""
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         (self.root / "data").mkdir(exist_ok=True)
-        key, secret = _credentials(self.root / "credentials.json")
-        info = S3Info(f"http://{LOOPBACK}:{self.ports['s3.port']}",
-                      f"http://{LOOPBACK}:{self.ports['s3.port.iceberg']}", self.bucket, key,
-                      secret)
+        info = self._info_at(self.ports)
         self.spawn(self._command(), env={**os.environ, **info.env()}, cwd=self.root)
         self.await_ready(lambda: accepts(LOOPBACK, self.ports["s3.port"], 0.5)
                          and _bucket_ready(info), timeout=self.start_timeout, interval=0.3,
                          what=f"the S3 store at {info.endpoint}")
         self._info = info
+        assert self._proc is not None
+        self._state.write_text(json.dumps({"pid": self._proc.pid, "ports": self.ports}))
         log.info("S3 store at %s (bucket %s, data %s)", info.endpoint, self.bucket, self.root)
         return info
 
+    @property
+    def _state(self) -> Path:
+        """Names the running store to other processes (:meth:`running`): one store per root."""
+        return self.root / "state.json"
+
     def stop(self, timeout: float | None = None) -> None:
+        if self._proc is not None:
+            self._state.unlink(missing_ok=True)
         super().stop(timeout)
         self._info = None
+
+    # -- detached: a store that outlives the process starting it ---------------------
+    def start_detached(self) -> S3Info:
+        """Start the store to run on after this process (``state.json`` names it to later
+        ones: :meth:`running`); :meth:`stop_detached` ends it."""
+        info = self.start()
+        self._proc = None  # not this process's to stop
+        return info
+
+    def running(self) -> S3Info | None:
+        """How to reach the detached store of this root, if it runs and answers."""
+        try:
+            state = json.loads(self._state.read_text())
+            pid, ports = int(state["pid"]), {k: int(v) for k, v in state["ports"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if not (pid_alive(pid) and accepts(LOOPBACK, ports["s3.port"], 0.5)):
+            return None
+        self.ports = ports
+        self._info = self._info_at(ports)
+        return self._info
+
+    def stop_detached(self) -> int | None:
+        """Stop the detached store of this root; its pid, or None when none ran."""
+        if self.running() is None:
+            self._state.unlink(missing_ok=True)
+            return None
+        pid = int(json.loads(self._state.read_text())["pid"])
+        terminate(pid, self.STOP_TIMEOUT_S, self.NAME)
+        self._state.unlink(missing_ok=True)
+        self._info = None
+        return pid
 
 
 def _bucket_ready(info: S3Info) -> bool:
