@@ -27,6 +27,8 @@ class Lifecycle:
         self._read: tuple[float, TableState] | None = None  # (read at, state)
 
     def state(self) -> TableState:
+        if self.spark is None:  # a loop without a session (a scheduler's unit test)
+            return TableState()
         now = time.monotonic()
         if self._read is not None and now - self._read[0] < STATE_TTL_S:
             return self._read[1]

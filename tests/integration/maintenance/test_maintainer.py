@@ -78,7 +78,7 @@ def test_consumer_beyond_max_lag_stops_with_remedy(
     time.sleep(0.05)
     policy = EAGER.model_copy(update={"max_consumer_lag": 0.01})
     Maintainer(spark, _settings(icetide_settings, policy)).run("mt.late")
-    with pytest.raises(PositionLostError, match="full refresh"):
+    with pytest.raises(PositionLostError, match="icetide table refresh"):
         IcebergTableSource(spark, source).plan({"snapshot": snaps[0]})
 
 
