@@ -98,7 +98,8 @@ def with_recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str
     gone = _run(query, ctx.derived("removed"))
     affected = ctx.keep(f"affected:{target}", gone.select(*keys).distinct())
     fresh = _run(query, ctx.derived("full", _prefilters(ctx, out, affected, keys)))
-    fresh = fresh.join(affected, list(keys), "left_semi")
+    # read twice below (the rows, and the keys it no longer produces): computed once
+    fresh = ctx.keep(f"recomputed:{target}", fresh.join(affected, list(keys), "left_semi"))
     vanished = affected.join(fresh.select(*keys), list(keys), "left_anti")
     blank = [F.lit(None).cast(f.dataType).alias(f.name) for f in out.schema.fields
              if f.name not in keys]
