@@ -113,7 +113,8 @@ def plan_evolution(table: str, stored: StoredTable, wanted: Sequence[tuple[str, 
     """The changes turning ``stored`` into a table of ``wanted`` columns, key ``keys`` and
     partition fields ``partitions`` (DDL as :func:`~icetide.engine.targets.partition_sql`);
     raises :class:`SchemaChangeError` for a change that cannot be made in place."""
-    if [k.lower() for k in stored.keys] != [k.lower() for k in keys]:
+    # Iceberg keeps identifier fields as a set: their order says nothing
+    if sorted(k.lower() for k in stored.keys) != sorted(k.lower() for k in keys):
         raise SchemaChangeError(
             f"table {table}: primary key {list(keys)} but the table's is {list(stored.keys)}; "
             "a MERGE on another key would corrupt it: keep the key, or " + _refresh(table))
