@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ODS = "ods_behavior.clickevent"
+#: Seconds between two looks at ODS while it holds too little to edit.
+RETRY_S = 2.0
 DWD = "dwd.click_wide"
 
 
@@ -117,13 +119,20 @@ class DemoEdits:
         self.thread = threading.Thread(target=self._run, name="demo-edits", daemon=True)
 
     def _run(self) -> None:
+        """After the delay, each edit as soon as ODS holds what it needs (a slow start
+        may not have committed clicks yet), until the run stops."""
+        todo = [erase_user, correct_product]
         if self.stop.wait(self.delay):
             return
         try:
-            for edit in (erase_user, correct_product):
-                made = edit(self.spark, self.catalog)
-                if made is not None:
-                    self.done.append(made)
+            while todo and not self.stop.is_set():
+                made = (todo[0](self.spark, self.catalog)
+                        if self.spark.catalog.tableExists(f"{self.catalog}.{ODS}") else None)
+                if made is None:
+                    self.stop.wait(RETRY_S)
+                    continue
+                self.done.append(made)
+                todo.pop(0)
         except BaseException as exc:  # reported by join(); the demo then fails
             log.error("demo edit failed: %s", exc)
             self.error = exc
