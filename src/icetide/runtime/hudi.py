@@ -10,7 +10,10 @@ docs/stack.md):
   goes through Iceberg's rules);
 * ``spark_catalog`` = Hudi's ``HoodieCatalog`` — icetide's Iceberg catalog has a name of
   its own (``catalog.name``, default ``lake``), so the two never share a name; a catalog
-  named ``spark_catalog`` is refused.
+  named ``spark_catalog`` is refused;
+* with a Hive catalog, ``spark_catalog`` is Spark's Hive catalog on the SAME metastore
+  (``spark.sql.catalogImplementation=hive``, ``hive.metastore.uris``): Hudi tables synced
+  there read by name as ``spark_catalog.<db>.<table>`` beside ``<catalog.name>.<db>.<t>``.
 
 Every other session is left exactly as it was (no jar, no setting): the class archive of
 a default session stays valid.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from icetide.config import Settings
 from icetide.errors import ConfigError
-from icetide.runtime.catalogs import ICEBERG_EXTENSIONS
+from icetide.runtime.catalogs import ICEBERG_EXTENSIONS, catalog_properties
 
 HUDI_EXTENSIONS = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
 HOODIE_CATALOG = "org.apache.spark.sql.hudi.catalog.HoodieCatalog"
@@ -38,9 +41,13 @@ def hudi_conf(settings: Settings) -> dict[str, str]:
             f"catalog.name {SESSION_CATALOG!r} is the Spark catalog Hudi takes "
             "(HoodieCatalog) when spark.hudi is true: name the Iceberg catalog otherwise, "
             "e.g. catalog.name: lake, or set spark.hudi: false")
-    return {
+    conf = {
         "spark.serializer": KRYO,
         "spark.kryo.registrator": KRYO_REGISTRATOR,
         "spark.sql.extensions": f"{ICEBERG_EXTENSIONS},{HUDI_EXTENSIONS}",
         f"spark.sql.catalog.{SESSION_CATALOG}": HOODIE_CATALOG,
     }
+    if settings.catalog.type == "hive":  # Hudi tables by name: the same metastore
+        conf["spark.sql.catalogImplementation"] = "hive"
+        conf["spark.hadoop.hive.metastore.uris"] = catalog_properties(settings)["uri"]
+    return conf
