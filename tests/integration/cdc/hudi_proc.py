@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from icetide.config import load_settings
 from icetide.lake import hudi
 from icetide.lake.commit import last_marker
+from icetide.model.keys import MarkerKeys
 from icetide.runtime.session import get_spark
 
 
@@ -37,6 +38,25 @@ def commits(spark: SparkSession, path: str) -> list[str]:
     return [f"{i.requestedTime()}:{i.getAction()}" for i in timeline.getInstants()]
 
 
+def chain(spark: SparkSession, path: str, flow: str) -> list[list[Any]]:
+    """``[start, end]`` of every completed commit carrying ``flow``'s marker, in order."""
+    timeline = (hudi._meta_client(spark, path).getActiveTimeline().getCommitsTimeline()
+                .filterCompletedInstants())
+    found = []
+    for instant in timeline.getInstants():
+        text = timeline.readCommitMetadata(instant).getExtraMetadata().get(hudi.MARKER_KEY)
+        summary = json.loads(str(text)) if text else {}
+        if summary.get(MarkerKeys.FLOW) == flow:
+            found.append([json.loads(summary[MarkerKeys.START]),
+                          json.loads(summary[MarkerKeys.POS])])
+    return found
+
+
+def rollbacks(spark: SparkSession, path: str) -> int:
+    timeline = hudi._meta_client(spark, path).getActiveTimeline().getRollbackTimeline()
+    return int(timeline.filterCompletedInstants().countInstants())
+
+
 def report(spark: SparkSession, flow: str, ident: str, path: str,
            columns: list[str], by_name: str) -> dict[str, Any]:
     db = ident.split(".")[1]
@@ -47,6 +67,8 @@ def report(spark: SparkSession, flow: str, ident: str, path: str,
         "rows": text_rows(hudi.read(spark, table), columns),
         "by_name": text_rows(spark.table(f"spark_catalog.{db}.{by_name}"), columns),
         "commits": commits(spark, path),
+        "chain": chain(spark, path, flow),
+        "rollbacks": rollbacks(spark, path),
         "marker_end": None if marker is None else json.loads(json.dumps(marker.end)),
         "tables": sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN spark_catalog.{db}")
                          .collect()),

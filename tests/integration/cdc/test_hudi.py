@@ -10,15 +10,19 @@ process's session is the suite's, without Hudi).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cdc_pipeline_helpers import ITEMS_COLS, create_items, mysql_rows, unique, write_pipeline
+from tests.e2e.pipeline_proc import kill9
+from tests.mariadb_writer import Writer
 
 from icetide.config import load_settings
 from icetide.devkit.embedded.mariadb import MariaDBInfo
@@ -40,7 +44,16 @@ dp.create_auto_cdc_flow(target="{lake_db}.items_cow",
                         source=mysql.binlog("shop", table="{db}.items_cow"),
                         keys=["id"], sequence_by="_pos")
 '''
+ONE = '''
+from icetide import pipelines as dp
+from icetide.sources import mysql
+
+dp.create_streaming_table("{lake_db}.items", primary_key=["id"], format="hudi")
+dp.create_auto_cdc_flow(target="{lake_db}.items", source=mysql.binlog("shop", table="{db}.items"),
+                        keys=["id"], sequence_by="_pos")
+'''
 HERE = Path(__file__).parent
+KILLS = 4
 
 
 def _run(env: dict[str, str], folder: Path) -> str:
@@ -50,10 +63,12 @@ def _run(env: dict[str, str], folder: Path) -> str:
     return done.stdout + done.stderr
 
 
-def _read(env: dict[str, str], tmp: Path, lake_db: str, warehouse: str) -> dict[str, Any]:
+def _read(env: dict[str, str], tmp: Path, lake_db: str, warehouse: str,
+          tables: tuple[tuple[str, str], ...] = (("items", "items_rt"), ("items_cow", "items_cow")),
+          ) -> dict[str, Any]:
     out = tmp / f"read-{len(list(tmp.glob('read-*')))}.json"
     targets = [f"{lake_db}.{t}=lake.{lake_db}.{t}|{warehouse}/{lake_db}.db/{t}|{shown}"
-               for t, shown in (("items", "items_rt"), ("items_cow", "items_cow"))]
+               for t, shown in tables]
     done = subprocess.run([sys.executable, str(HERE / "hudi_proc.py"), str(out),
                            ",".join(ITEMS_COLS), *targets],
                           env=env, capture_output=True, text=True, timeout=900)
@@ -130,3 +145,66 @@ def create_items_cow(info: MariaDBInfo, items: str, cow: str) -> None:
         cur.execute(f"CREATE TABLE {quote_table(cow)} LIKE {quote_table(items)}")
         cur.execute(f"INSERT INTO {quote_table(cow)} SELECT * FROM {quote_table(items)}")
     conn.close()
+
+
+def _pending(timeline: Path) -> set[str]:
+    """Delta commits of the table in flight (inflight, not completed)."""
+    if not timeline.is_dir():
+        return set()
+    names = [p.name for p in timeline.iterdir()]
+    done = {n.split("_", 1)[0] for n in names if "_" in n.split(".", 1)[0]}
+    return {n.split(".", 1)[0] for n in names if n.endswith(".deltacommit.inflight")} - done
+
+
+def _kill_in_flight(env: dict[str, str], folder: Path, log: Path, timeline: Path) -> str:
+    """Start a run, SIGKILL it while one of its Hudi commits is in flight; that instant."""
+    before = _pending(timeline)
+    cmd = [sys.executable, "-m", "icetide.cli", "-v", "run", str(folder),
+           "--trigger-interval", "1"]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    deadline = time.monotonic() + 600
+    try:
+        while not (found := _pending(timeline) - before):
+            assert proc.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "no Hudi commit started"
+            time.sleep(0.05)
+    finally:
+        kill9(proc)
+    return sorted(found)[0]
+
+
+def test_kill9_during_hudi_commits_loses_and_repeats_nothing(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    db, lake_db = unique("hk"), unique("hudik")
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+    conn.close()
+    items = create_items(mariadb, db, 400)
+    folder = write_pipeline(tmp_path / "p", mariadb, lake_db, ONE.format(db=db, lake_db=lake_db),
+                            chunk_size=50, max_records=50, trigger="1s")
+    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
+           "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
+           "ICETIDE_SPARK__HUDI": "true"}
+    warehouse = load_settings(None, environ=env).warehouse
+    timeline = Path(warehouse) / f"{lake_db}.db" / "items" / ".hoodie" / "timeline"
+    writer = Writer(mariadb, items, 400, seed=5, pause=0.05)
+    writer.start()
+    try:
+        killed = [_kill_in_flight(env, folder, tmp_path / f"run-{n}.log", timeline)
+                  for n in range(KILLS)]
+    finally:
+        writer.stop()
+    _run(env, folder)
+    found = _read(env, tmp_path, lake_db, warehouse, (("items", "items_rt"),))[f"{lake_db}.items"]
+    assert {tuple(r) for r in found["rows"]} == mysql_rows(mariadb, items, ITEMS_COLS)
+    assert writer.ops > 10
+    completed = {c.split(":")[0] for c in found["commits"]}
+    assert not completed & set(killed)  # every half-written commit was never completed...
+    assert found["rollbacks"] >= 1  # ...but rolled back by Hudi
+    chain = found["chain"]
+    for before, after in itertools.pairwise(chain):
+        assert after[0] == before[1]  # each batch starts where the last ended: none twice
+    assert found["marker_end"] == chain[-1][1]
