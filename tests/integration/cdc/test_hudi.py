@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -208,3 +209,38 @@ def test_kill9_during_hudi_commits_loses_and_repeats_nothing(
     for before, after in itertools.pairwise(chain):
         assert after[0] == before[1]  # each batch starts where the last ended: none twice
     assert found["marker_end"] == chain[-1][1]
+
+
+INCLUDE = '''
+from icetide import pipelines as dp
+from icetide.sources import mysql
+
+dp.create_streaming_table("{lake_db}.items", primary_key=["id"], format="hudi")
+dp.create_auto_cdc_flow(target="{lake_db}.items",
+                        source=mysql.binlog("shop", include=[r"{db}\\..*"], into="{lake_db}"),
+                        keys=["id"], sequence_by="_pos")
+'''
+
+
+def test_a_hudi_target_without_hudi_or_from_many_tables_is_refused(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    db, lake_db = unique("hr"), unique("hudir")
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+    conn.close()
+    create_items(mariadb, db, 3)
+    base = {"ICETIDE_HOME": str(tmp_path / "home"), "ICETIDE_SPARK__MASTER": "local[1]",
+            "ICETIDE_SPARK__DRIVER_MEMORY": "1g"}
+    cases = [(ONE, {"ICETIDE_SPARK__HUDI": "false"}, r"has no Hudi: set spark.hudi: true"),
+             (INCLUDE, {"ICETIDE_SPARK__HUDI": "true"},
+              r"feeds from one MySQL table so far: write mysql.binlog\('<source>', "
+              r"table='db.table'\)")]
+    for n, (flows, extra, message) in enumerate(cases):
+        folder = write_pipeline(tmp_path / f"p{n}", mariadb, lake_db,
+                                flows.format(db=db, lake_db=lake_db))
+        done = subprocess.run([sys.executable, "-m", "icetide.cli", "run", str(folder), "--once"],
+                              env={**os.environ, **base, **extra}, capture_output=True,
+                              text=True, timeout=900)
+        assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+        assert re.search(message, done.stderr), done.stderr[-2000:]

@@ -197,10 +197,24 @@ def _anchor_target(spec: FlowSpec, ref: CdcRef, anchor: str, targets: dict[str, 
     return found[0]
 
 
+def _check_hudi(ctx: CompileContext, spec: FlowSpec, ref: CdcRef, inner: object) -> None:
+    """A Hudi target is fed by one MySQL table so far (docs/cdc.md, Hudi targets): side
+    tables' half-committed batches are found by Iceberg markers only, and a Debezium
+    flow's dead letters are untested beside a Hudi target."""
+    if ctx.graph.table(spec.target).format != "hudi":
+        return
+    if ref.table is None or isinstance(inner, DebeziumSource):
+        raise PipelineError(
+            f"flow {spec.name!r}: its target {spec.target} is format='hudi', which icetide "
+            "feeds from one MySQL table so far: write mysql.binlog('<source>', "
+            "table='db.table'), or drop format='hudi'")
+
+
 def compile_auto_cdc(ctx: CompileContext, spec: FlowSpec) -> Flow:
     """The generic flow of an auto-CDC declaration (creates the targets it can see now)."""
     ref = _ref(spec)
     inner = _narrowed(ctx, spec, ref)
+    _check_hudi(ctx, spec, ref, inner)
     source = CdcSource(inner)
     anchor = ctx.qualify(spec.target)
 
