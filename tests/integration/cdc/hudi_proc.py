@@ -1,5 +1,6 @@
 """What a Spark session with Hudi (settings from the environment, ``spark.hudi``) reads of
-the Hudi targets of test_hudi.py: ``python hudi_proc.py OUT.json FLOW=IDENT:PATH ...``.
+the Hudi targets of test_hudi.py: ``python hudi_proc.py OUT.json COLUMNS
+FLOW=IDENT|PATH|NAME ... [iceberg:IDENT ...]`` (an Iceberg table: its rows only).
 
 Per target: its rows (text, as cdc_pipeline_helpers.mysql_rows gives them) read from the
 files and by name through the metastore (``spark_catalog``), its completed commits
@@ -81,6 +82,10 @@ def main() -> None:
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     found = {}
     for arg in sys.argv[3:]:
+        if arg.startswith("iceberg:"):  # an Iceberg table of the same session, by name
+            ident = arg.split(":", 1)[1]
+            found[ident] = {"rows": text_rows(spark.table(ident), columns)}
+            continue
         flow, rest = arg.split("=", 1)
         ident, path, by_name = rest.split("|")
         found[flow] = report(spark, flow, ident, path, columns, by_name)
