@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from icetide.cdc.evolution import DropPolicy
 from icetide.cdc.schema import TableSchema
-from icetide.cdc.schema_sync import SEQUENCE_COLUMN, reconcile, renames_of
-from icetide.errors import PositionLostError
+from icetide.cdc.schema_sync import META_COLUMNS, SEQUENCE_COLUMN, reconcile, renames_of
+from icetide.errors import PositionLostError, SchemaChangeError
+from icetide.lake.hudi_sink import HudiSink
 from icetide.lake.sinks import Changes, MergeSink, Props, WriteResult, resolved
 from icetide.model.source import AnyBatch, AnySource, BatchRange, P, Position
 from icetide.tables.sql import quote_ident
@@ -158,7 +159,7 @@ class CdcTarget:
     source_table: str
     ident: str  # catalog.db.table
     keys: tuple[str, ...]
-    sink: MergeSink
+    sink: MergeSink | HudiSink
 
     @property
     def changelog(self) -> str | None:
@@ -200,6 +201,27 @@ def empty_frame(spark: SparkSession, ident: str) -> DataFrame:
     return spark.createDataFrame([], StructType(fields))
 
 
+def _with_op(spark: SparkSession, schema: StructType) -> DataFrame:
+    """No rows, in ``schema`` plus ``_op``."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = [*schema.fields, StructField("_op", StringType(), False)]
+    return spark.createDataFrame([], StructType(fields))
+
+
+def _same_columns(sink: HudiSink, schema: TableSchema) -> None:
+    """A Hudi target takes no schema change yet: refused before any row is written."""
+    now = tuple((c.name, c.spark_type) for c in schema.columns)
+    meta = {n for n, _ in META_COLUMNS}
+    stored = tuple(c for c in sink.columns if c[0] not in meta)
+    if now != stored:
+        raise SchemaChangeError(
+            f"{schema.qualified} changed its columns to {list(now)}, but its Hudi target "
+            f"{sink.table.ident} has {list(stored)}: icetide applies no schema change to a "
+            "format='hudi' table yet; the flow stopped at the old position (nothing lost) "
+            "- recreate the target or keep the upstream columns")
+
+
 @dataclass
 class CdcApply:
     """The transform and the per-table frames of one CDC flow (see the module docstring)."""
@@ -214,7 +236,7 @@ class CdcApply:
     dead_letters: Callable[[SparkSession, AnyBatch, str], DataFrame] | None = None
     pending: dict[str, DataFrame] = field(default_factory=dict)
 
-    def sink_of(self, ident: str) -> MergeSink:
+    def sink_of(self, ident: str) -> MergeSink | HudiSink:
         return next(t.sink for t in self.targets.values() if t.ident == ident)
 
     def transform(self, ctx: BatchContext) -> DataFrame:
@@ -231,7 +253,12 @@ class CdcApply:
             if self.dead_letter is not None and self.dead_letters is not None:
                 ctx.emit(self.dead_letter, self.dead_letters(ctx.spark, batch, ctx.flow))
         anchor = self.pending.pop(self.anchor, None)
-        return anchor if anchor is not None else empty_frame(ctx.spark, self.anchor)
+        if anchor is not None:
+            return anchor
+        sink = self.sink_of(self.anchor)
+        if isinstance(sink, HudiSink):  # no table to read before its first commit
+            return _with_op(ctx.spark, sink.schema)
+        return empty_frame(ctx.spark, self.anchor)
 
     def _target(self, spark: SparkSession, table: str) -> CdcTarget | None:
         if table not in self.targets:
@@ -252,10 +279,14 @@ class CdcApply:
             if target is None:
                 continue
             schema = schemas.get(table) or inner.schema(table)
-            reconcile(spark, target.ident, target.changelog, schema, target.keys,
-                      renames_of(table, info), self.drop_policy)
-            if table in frames:
+            if isinstance(target.sink, HudiSink):
+                _same_columns(target.sink, schema)
+                stored = target.sink.schema
+            else:
+                reconcile(spark, target.ident, target.changelog, schema, target.keys,
+                          renames_of(table, info), self.drop_policy)
                 stored = spark.table(target.ident).schema
+            if table in frames:
                 self.pending[target.ident] = merge_frame(frames[table], stored)
 
     def side_tables(self) -> tuple[str, ...]:

@@ -94,6 +94,9 @@ class SparkConfig(_Section):
     executor_cores: int | None = Field(default=None, ge=1)  # spark.executor.cores
     max_cores: int | None = Field(default=None, ge=1)  # spark.cores.max (standalone)
     python_env: PythonEnvConfig = PythonEnvConfig()
+    #: Apache Hudi beside Iceberg: the Hudi bundle on the class path and Hudi's session
+    #: settings (runtime/hudi.py); off by default, so other sessions stay as they are
+    hudi: bool = False
     conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("master")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from icetide.lake import hudi
 from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.model.keys import MarkerKeys
 from icetide.model.markers import Marker
@@ -80,7 +81,11 @@ def newest_event_at(spark: SparkSession, ident: str, snapshot: int | None) -> in
 
 
 def last_marker(spark: SparkSession, ident: str, flow: str) -> Marker | None:
-    """The newest marker that ``flow`` committed to ``ident``, or ``None``."""
+    """The newest marker that ``flow`` committed to ``ident``, or ``None`` (a Hudi table's:
+    from its completed commits' extra metadata, :mod:`icetide.lake.hudi`)."""
+    table = hudi.registered(ident)
+    if table is not None:
+        return hudi.last_marker(spark, table, flow)
     for _, summary in iter_ancestor_summaries(spark, ident):
         if summary.get(MarkerKeys.FLOW) == flow:
             return Marker.from_summary(summary)

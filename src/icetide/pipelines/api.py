@@ -142,13 +142,19 @@ def _expectations(func: Callable[..., object] | None, args: StoredOptions
     return parked + given
 
 
+#: ``format=`` values (SDP's default is Delta; icetide's Iceberg)
+FORMATS: dict[str, Literal["iceberg", "hudi"]] = {"iceberg": "iceberg", "hudi": "hudi"}
+
+
 def _build_table(
     kind: TableKind, name: str, func: Callable[..., object] | None, args: StoredOptions,
     registry: GraphRegistry, location: SourceLocation,
 ) -> TableSpec:
-    if args.get("format") not in (None, "iceberg"):
-        raise PipelineError(f"format={args.get('format')!r}: icetide tables are Iceberg; "
-                            "drop format=")
+    given = args.get("format") or "iceberg"
+    if given not in FORMATS:
+        raise PipelineError(f"format={given!r}: icetide tables are Iceberg, or Hudi "
+                            "for CDC targets: write format='hudi', or drop format=")
+    table_format = FORMATS[given]
     partition_cols = args.get("partition_cols")
     return TableSpec(
         name=registry.qualify(name, location),
@@ -166,6 +172,7 @@ def _build_table(
         freshness=parse_seconds(args.get("freshness"), "freshness"),
         freshness_warn=parse_seconds(args.get("freshness_warn"), "freshness_warn"),
         changelog=bool(args.get("changelog", False)),
+        format=table_format,
         expectations=_expectations(func, args),
         location=location,
     )

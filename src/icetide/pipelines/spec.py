@@ -38,6 +38,7 @@ from icetide.pipelines.names import (
     where,
 )
 from icetide.pipelines.partitioning import PartitionField, parse_partition_cols
+from icetide.tables.hudi import check_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -230,11 +231,14 @@ class TableSpec(_Validated):
     changelog: bool = False
     expectations: tuple[Expectation, ...] = ()
     location: SourceLocation | None = field(default=None, compare=False)
+    #: the table format: Iceberg, or Apache Hudi (CDC targets only, docs/cdc.md)
+    format: Literal["iceberg", "hudi"] = "iceberg"
 
     @model_validator(mode="after")
     def _rules(self) -> TableSpec:
         _check_table_name(self)
         _check_table_keys(self)
+        _check_table_format(self)
         _check_table_freshness(self)
         _check_table_expectations(self)
         return self
@@ -253,6 +257,25 @@ def _check_table_name(t: TableSpec) -> None:
         raise PipelineError(f"{where(t.location)}table name {t.name!r} must be 'db.table'")
     for part in t.name.split("."):
         check_identifier(part, f"{where(t.location)}name part of {t.name!r}:")
+
+
+def _check_table_format(t: TableSpec) -> None:
+    """A Hudi table: a primary-key table, options by Hudi's names, nothing Iceberg-only."""
+    if t.format != "hudi":
+        return
+    if t.primary_key is None or t.kind != "streaming_table":
+        raise PipelineError(
+            f"{where(t.location)}table {t.name}: format='hudi' is for CDC targets so far: "
+            "dp.create_streaming_table(..., primary_key=[...], format='hudi') fed by "
+            "create_auto_cdc_flow; declare other tables without format=")
+    given = [n for n, v in (("changelog", t.changelog), ("partition_cols", t.partition_cols),
+                            ("cluster_by", t.cluster_by), ("merge_engine", t.merge_engine),
+                            ("expectations", t.expectations)) if v]
+    if given:
+        raise PipelineError(
+            f"{where(t.location)}table {t.name}: {given[0]} is not applied to a format='hudi' "
+            f"table (it is Iceberg-only in icetide so far); drop {given[0]}=")
+    check_properties(t.name, t.table_properties, where(t.location))
 
 
 def _check_table_keys(t: TableSpec) -> None:

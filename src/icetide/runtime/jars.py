@@ -132,6 +132,8 @@ def needed_groups(settings: Settings) -> tuple[str, ...]:
         groups.append("aws")
     if settings.catalog.type == "jdbc":
         groups.append("postgres")
+    if settings.spark.hudi:
+        groups.append("hudi")
     return tuple(groups)
 
 

@@ -23,6 +23,7 @@ from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, prepare_catalog
 from icetide.runtime.cds import shared_archive_options
 from icetide.runtime.classpath import session_jars
+from icetide.runtime.hudi import hudi_conf
 from icetide.runtime.jars import jar_cache
 from icetide.runtime.java import JavaInfo, check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
@@ -293,6 +294,7 @@ def spark_conf(
     if java:
         conf["spark.driver.extraJavaOptions"] = java
     conf.update(catalog_conf(settings))
+    conf.update(hudi_conf(settings))
     conf.update(spark.conf)
     return conf
 

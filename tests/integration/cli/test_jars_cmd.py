@@ -61,3 +61,12 @@ def test_without_cache_or_network_a_command_fails_at_once_in_one_line(tmp_path: 
     assert line.lower().startswith("error: missing jvm dependencies org.apache.iceberg:")
     assert "cannot reach the Maven repository http://127.0.0.1:9/maven2/" in line
     assert "icetide jars resolve" in line
+
+
+def test_spark_hudi_puts_the_hudi_bundle_on_the_class_path(tmp_path: Path) -> None:
+    listed = _icetide("jars", "--format", "json", env=_env(tmp_path, ICETIDE_SPARK__HUDI="true"))
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["rows"]
+    assert {r["group"] for r in rows if r["used"]} == {"iceberg", "kafka", "hudi"}
+    assert any(r["coordinate"] == "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0"
+               and r["used"] for r in rows)

@@ -21,7 +21,7 @@ from icetide.runtime.jars import (
 
 def test_the_shipped_list_pins_every_group_the_code_names() -> None:
     spec = load_spec()
-    assert set(ALWAYS) | {"aws", "s3a", "postgres", "kafka-broker"} == set(spec.groups)
+    assert set(ALWAYS) | {"aws", "s3a", "postgres", "kafka-broker", "hudi"} == set(spec.groups)
     # the broker runs in a JVM of its own: resolved whole, never on a Spark class path
     assert [g for g, group in spec.groups.items() if group.jvm == "own"] == ["kafka-broker"]
     coords = {str(c) for g in spec.groups.values() for c in g.parsed()}
@@ -77,6 +77,6 @@ def test_pyspark_jars_are_left_out_only_of_the_spark_groups() -> None:
     from icetide.runtime.ivy import ivy_module
 
     module = ivy_module(load_spec(), ["scala-library"])
-    spark_groups = "iceberg,kafka,aws,s3a,postgres"
+    spark_groups = "iceberg,kafka,aws,s3a,postgres,hudi"
     assert f'<exclude module="scala-library" matcher="exact" conf="{spark_groups}"/>' in module
     assert '<conf name="kafka-broker"/>' in module and 'name="kafka_2.13"' in module

@@ -31,7 +31,9 @@ from icetide.engine.compile.context import CompileContext
 from icetide.engine.targets import OP_COLUMN, ensure_table
 from icetide.errors import PipelineError, listed
 from icetide.flows.loop import Flow
+from icetide.lake import hudi
 from icetide.lake.dlq import ensure_dlq_table
+from icetide.lake.hudi_sink import HudiSink
 from icetide.lake.sinks import MergeSink
 from icetide.model.keys import TableProperties
 from icetide.pipelines.spec import FlowSpec, TableSpec
@@ -39,7 +41,7 @@ from icetide.sources.debezium.source import DebeziumSource
 from icetide.sources.mysql.declared import MySqlDeclaration
 from icetide.tables.changelog import changelog_table_name
 from icetide.tables.merge_engines import deduplicate
-from icetide.tables.sql import quote_qualified, sql_string
+from icetide.tables.sql import quote_ident, quote_qualified, sql_string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -137,12 +139,28 @@ def create_target(ctx: CompileContext, spec: FlowSpec, source_key: str, ident: s
     """Create (if missing) the target of ``schema`` and return how to merge into it."""
     table = _table_spec(ctx, spec, ident, schema)
     columns = [(c.name, c.spark_type) for c in schema.columns] + list(META_COLUMNS)
+    if table.format == "hudi":
+        return _hudi_target(ctx.spark, ident, table, schema, columns)
     ensure_table(ctx.spark, ident, table, columns)
     _tag(ctx.spark, ident, spec.name, ctx.qualify(spec.target), source_key, schema.qualified)
     catalog, name = ident.split(".", 1)
     changelog = f"{catalog}.{changelog_table_name(name)}" if table.changelog else None
     engine = deduplicate(SEQUENCE_COLUMN, on_delete="remove")
     sink = MergeSink(engine, schema.primary_key, op_column=OP_COLUMN, changelog=changelog)
+    return CdcTarget(schema.qualified, ident, schema.primary_key, sink)
+
+
+def _hudi_target(spark: SparkSession, ident: str, table: TableSpec, schema: TableSchema,
+                 columns: list[tuple[str, str]]) -> CdcTarget:
+    """A Hudi target (:mod:`icetide.lake.hudi`): created by its first commit."""
+    hudi.check_session(spark, ident)
+    path = hudi.default_path(spark, ident)
+    found = hudi.HudiTable(ident, path, schema.primary_key, SEQUENCE_COLUMN,
+                           dict(table.table_properties),
+                           hudi.metastore_of(spark, ident.split(".")[0]))
+    hudi.register(found)
+    struct = spark.createDataFrame([], ", ".join(f"{quote_ident(n)} {t}" for n, t in columns))
+    sink = HudiSink(found, tuple(columns), struct.schema)
     return CdcTarget(schema.qualified, ident, schema.primary_key, sink)
 
 
@@ -179,10 +197,24 @@ def _anchor_target(spec: FlowSpec, ref: CdcRef, anchor: str, targets: dict[str, 
     return found[0]
 
 
+def _check_hudi(ctx: CompileContext, spec: FlowSpec, ref: CdcRef, inner: object) -> None:
+    """A Hudi target is fed by one MySQL table so far (docs/cdc.md, Hudi targets): side
+    tables' half-committed batches are found by Iceberg markers only, and a Debezium
+    flow's dead letters are untested beside a Hudi target."""
+    if ctx.graph.table(spec.target).format != "hudi":
+        return
+    if ref.table is None or isinstance(inner, DebeziumSource):
+        raise PipelineError(
+            f"flow {spec.name!r}: its target {spec.target} is format='hudi', which icetide "
+            "feeds from one MySQL table so far: write mysql.binlog('<source>', "
+            "table='db.table'), or drop format='hudi'")
+
+
 def compile_auto_cdc(ctx: CompileContext, spec: FlowSpec) -> Flow:
     """The generic flow of an auto-CDC declaration (creates the targets it can see now)."""
     ref = _ref(spec)
     inner = _narrowed(ctx, spec, ref)
+    _check_hudi(ctx, spec, ref, inner)
     source = CdcSource(inner)
     anchor = ctx.qualify(spec.target)
 
