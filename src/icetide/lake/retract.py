@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from icetide.errors import IcetideError
 from icetide.lake import commit
+from icetide.lake.key_filter import IN_LIST_LIMIT, in_sql, supported
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified
 
@@ -70,11 +71,12 @@ def _chosen(cand: DataFrame, columns: Sequence[str], match: Sequence[str]) -> Da
 
 
 def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
-                 ) -> tuple[DataFrame, int, int]:
+                 ) -> tuple[DataFrame, int, int, str | None]:
     """The MERGE's source rows (``_KIND`` D: delete every copy, I: insert), the rows
-    retracted and the retractions that found no row; ``held``: frames it cached, for the
-    caller to release after the MERGE. The target is scanned once here (the candidate
-    rows are kept: every copy of a chosen row is among them), once by the MERGE."""
+    retracted, the retractions that found no row and a predicate pruning the target;
+    ``held``: frames it cached, for the caller to release after the MERGE. The target
+    is scanned once here (the candidate rows are kept: every copy of a chosen row is
+    among them), once by the MERGE."""
     from pyspark.sql import functions as F
 
     match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
@@ -89,6 +91,8 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
     held.append(per_row)
     taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
+    types = {f.name: f.dataType.simpleString() for f in per_row.schema.fields}
+    prune = prune_predicate(per_row, match, types) if taken else None
     have = cand.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
     counts = per_row.join(have, _null_safe(per_row, have, columns)).select(
         *[per_row[c] for c in columns], per_row[_TAKE], have[_HAVE])
@@ -98,18 +102,43 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
               .unionByName(keep.select(*columns).withColumn(_KIND, F.lit("I")))
               .unionByName(df.where(F.col(RETRACT).isNull()).select(*columns)
                            .withColumn(_KIND, F.lit("I"))))
-    return source, taken, want - taken
+    return source, taken, want - taken, prune
+
+
+def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str, str]
+                    ) -> str | None:
+    """A predicate on ``t`` that every stored copy of a chosen row satisfies: the chosen
+    rows' values of the match column with the fewest of them. In the MERGE's ``ON`` it is
+    applied to the target before the join, so the MERGE shuffles those rows instead of
+    the whole table (see :mod:`icetide.lake.key_filter`)."""
+    from pyspark.sql import functions as F
+
+    usable = [c for c in match if supported(types.get(c, ""))]
+    if not usable:
+        return None
+    counts = chosen.agg(*[F.count_distinct(F.col(c)).alias(c) for c in usable]).collect()[0]
+    column = min(usable, key=lambda c: int(counts[c]))
+    if int(counts[column]) > IN_LIST_LIMIT:
+        return None
+    values = [r[0] for r in chosen.select(column).distinct().collect()]
+    found = in_sql(column, values, types[column])
+    if None not in values:
+        return found
+    nulls = f"t.{q(column)} IS NULL"
+    return nulls if found is None else f"({found} OR {nulls})"
 
 
 def merge_statement(target: str, view: str, columns: Sequence[str],
-                    types: Mapping[str, str]) -> str:
-    """The MERGE that deletes the ``D`` rows (every copy) and inserts the ``I`` rows."""
+                    types: Mapping[str, str], prune: str | None = None) -> str:
+    """The MERGE that deletes the ``D`` rows (every copy) and inserts the ``I`` rows;
+    ``prune``: a predicate on ``t`` every deleted row satisfies."""
     def same(c: str) -> str:
         if "map<" in types.get(c, "").lower():
             return f"to_json(t.{q(c)}) <=> to_json(s.{q(c)})"
         return f"t.{q(c)} <=> s.{q(c)}"
 
-    on = " AND ".join([f"s.{_KIND} = 'D'", *(same(c) for c in columns)])
+    on = " AND ".join([f"s.{_KIND} = 'D'", *([prune] if prune else []),
+                       *(same(c) for c in columns)])
     cols = ", ".join(q(c) for c in columns)
     vals = ", ".join(f"s.{q(c)}" for c in columns)
     return (f"MERGE INTO {quote_qualified(target)} AS t USING {view} AS s ON {on}\n"
@@ -123,14 +152,14 @@ def append_with_retractions(spark: SparkSession, df: DataFrame, target: str,
     held: list[DataFrame] = []
     view = f"__icetide_retract_{next(_views)}"
     try:
-        source, taken, missing = merge_source(spark, df, target, held)
+        source, taken, missing, prune = merge_source(spark, df, target, held)
         if missing:
             match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
             raise UnmatchedRetraction(target, missing, match)
         source.createOrReplaceTempView(view)
         types = {f.name: f.dataType.simpleString() for f in source.schema.fields}
         columns = [c for c in df.columns if c != RETRACT]
-        statement = merge_statement(target, view, columns, types)
+        statement = merge_statement(target, view, columns, types, prune)
         commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
     finally:
         spark.catalog.dropTempView(view)
