@@ -95,7 +95,8 @@ def with_recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str
     if missing:
         raise PipelineError(f"{target}: key column(s) {listed(missing)} are not produced by "
                             "its flow, so the groups a removal touches cannot be recomputed")
-    gone = _run(query, ctx.derived("removed"))
+    # read once, for the keys (kept): Spark reads only the columns the query needs
+    gone = _run(query, ctx.derived("removed", cache_removed=False))
     affected = ctx.keep(f"affected:{target}", gone.select(*keys).distinct())
     fresh = _run(query, ctx.derived("full", _prefilters(ctx, out, affected, keys)))
     # read twice below (the rows, and the keys it no longer produces): computed once

@@ -54,6 +54,8 @@ class BatchContext:
     #: semi-join of the input on its columns), when the input's rows are known to reach
     #: only the output keys they share (engine/changes.py).
     full_filter: dict[str, DataFrame] = field(default_factory=dict)
+    #: Whether :meth:`read_removed` keeps what it read (off where it is read once).
+    cache_removed: bool = True
     #: The frames ``dp.read_stream`` returned, per source key (lineage of the output).
     streamed: dict[str, DataFrame] = field(default_factory=dict)
     _cache: dict[str, DataFrame] = field(default_factory=dict)
@@ -87,15 +89,17 @@ class BatchContext:
         return self._cache[key]
 
     def read_removed(self, name: str) -> DataFrame | None:
-        """The rows this batch's range of a source removed, read once; ``None``: none."""
+        """The rows this batch's range of a source removed; ``None``: none. Kept for the
+        batch unless ``cache_removed`` is off (a caller that reads them once: Spark then
+        reads only the columns the query uses)."""
         key = self.aliases.get(name, name)
         label = f"removed:{key}"
-        if label not in self._cache:
-            found = self.sources[key].removed(self.spark, self.batches[key])
-            if found is None:
-                return None
-            self.keep(label, found)
-        return self._cache[label]
+        if label in self._cache:
+            return self._cache[label]
+        found = self.sources[key].removed(self.spark, self.batches[key])
+        if found is None or not self.cache_removed:
+            return found
+        return self.keep(label, found)
 
     def read_full(self, name: str) -> DataFrame:
         """Everything a source holds at this batch's end (not cached: filtered per use)."""
@@ -107,13 +111,14 @@ class BatchContext:
         return any(self.batches[k].info.get("removes") for k in self.accessed
                    if k in self.batches)
 
-    def derived(self, reading: str, full_filter: Mapping[str, DataFrame] | None = None
-                ) -> BatchContext:
+    def derived(self, reading: str, full_filter: Mapping[str, DataFrame] | None = None,
+                *, cache_removed: bool = True) -> BatchContext:
         """This batch read another way (``removed`` or ``full``), sharing its caches."""
         from dataclasses import replace
 
         return replace(self, reading=reading, full_filter=dict(full_filter or {}),
-                       streamed={}, side_outputs={}, side_metrics={})
+                       streamed={}, side_outputs={}, side_metrics={},
+                       cache_removed=cache_removed)
 
     def keep(self, label: str, df: DataFrame, *, source: str | None = None) -> DataFrame:
         """Persist ``df`` for the rest of the batch (released with the batch); ``source``:
