@@ -17,11 +17,16 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, Settings, SparkConfig
 from icetide.tables.ddl import APPEND_TABLE_PROPERTIES, create_table_sql
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +50,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _load_ods(spark: object, a: argparse.Namespace) -> None:
-    from pyspark.sql import SparkSession
-
-    assert isinstance(spark, SparkSession)
+def _load_ods(spark: SparkSession, a: argparse.Namespace) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.ods_behavior")
     spark.sql(create_table_sql(ODS, ODS_COLUMNS, partition_sql=["days(`eventTime`)"],
                                properties=APPEND_TABLE_PROPERTIES))
@@ -69,11 +71,10 @@ def _load_ods(spark: object, a: argparse.Namespace) -> None:
     ).writeTo(ODS).append()
 
 
-def _timed(fn: object) -> tuple[float, float]:
-
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds (this process and its children: JVM, Python workers) of ``fn``."""
     from benchmarks.cpu import cpu_seconds, descendants
 
-    assert callable(fn)
     pids = descendants(os.getpid())
     cpu0 = sum(cpu_seconds(p) for p in pids)
     began = time.perf_counter()

@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -221,7 +221,7 @@ def _positions(spark: SparkSession, ident: str, end: int, paths: list[str], file
 
 
 def range_changes(spark: SparkSession, ident: str, start: int | None, end: int,
-                  *, operation: Callable[[], str] = lambda: "overwrite") -> RangeChanges:
+                  ) -> RangeChanges:
     """Plan what ``(start, end]`` of ``ident`` changed (nothing is read yet)."""
     table = load_table(spark, ident)
     before, after = _plan(table, start), _plan(table, end)
@@ -229,8 +229,9 @@ def range_changes(spark: SparkSession, ident: str, start: int | None, end: int,
         *before.deletes.values())) if after.deletes else []
     for name in new_deletes:
         if after.contents[name] != "POSITION_DELETES":
-            raise ChangeNotReadable(ident, end, operation(), f"wrote equality deletes ({name})"
-                                    ", which icetide cannot turn into removed rows")
+            raise ChangeNotReadable(ident, end, "delete/overwrite",
+                                    f"wrote equality deletes ({name}), which icetide cannot "
+                                    "turn into removed rows")
     fresh = set(new_deletes)
     removed = sorted(set(before.tasks) - set(after.tasks))
     hit = sorted(p for p in before.tasks if p in after.tasks and after.deletes[p] & fresh)

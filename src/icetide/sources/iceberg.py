@@ -73,7 +73,6 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         #: The primary-key table this changelog side table logs (``None``: not a
         #: changelog): only the changelog's appended rows are changes.
         self.log_of = log_of
-        self.log = log_of is not None
         self._open: dict[tuple[int | None, int | None], RangeChanges] = {}
 
     def _metadata(self) -> TableMetadata:
@@ -88,7 +87,8 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         return (self.ident,)
 
     def _step(self, snap: SnapshotInfo, start: int | None) -> Step:
-        step = snapshot_step(snap.snapshot_id, snap.operation, snap.summary, log=self.log)
+        step = snapshot_step(snap.snapshot_id, snap.operation, snap.summary,
+                             log=self.log_of is not None)
         if self.upserts and start is not None and step.removes:
             raise SourceError(
                 f"{self.ident} is a primary-key table without a changelog and snapshot "
