@@ -24,6 +24,13 @@ Position deletes are read from their files; deletion vectors (format v3) through
 table's ``position_deletes`` metadata table. What cannot be interpreted stops the reader
 with :class:`ChangeNotReadable`: equality deletes (written by other engines; Spark and
 Trino write none).
+
+A retraction icetide commits (:mod:`icetide.lake.retract`) names in its summary
+(:data:`REMOVED_ROWS`) a Parquet file of the rows it deleted. A range that starts with such
+a commit, followed by appends only, reads its removed rows from that file instead of
+scanning every data file the retraction touched. The file is a shortcut, never the only
+copy: when it is gone (orphan-file removal deletes it after ``maintenance.orphan_age``)
+or does not fit the table's columns, the range is read from the data files as above.
 """
 
 from __future__ import annotations
@@ -45,6 +52,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FILE, POS = "_file", "_pos"
+#: Snapshot summary key: the Parquet file of the rows the commit removed (see above).
+REMOVED_ROWS = "icetide.removed-rows"
+#: Its column of how many stored copies of each row were removed.
+COPIES = "__icetide_copies"
 _ids = itertools.count()
 
 
@@ -183,7 +194,28 @@ class RangeChanges:
         """The rows the range removed (net of rows a rewrite copied unchanged)."""
         if self.removed_files and self.added_files:
             return self.removed_raw().exceptAll(self.added_raw())
-        return self.removed_raw()
+        logged = self._logged_removals()
+        return logged if logged is not None else self.removed_raw()
+
+    def _logged_removals(self) -> DataFrame | None:
+        """The removed rows from the file the range's first commit names, when the range
+        is that commit and appends after it, and the file is there with every column."""
+        from pyspark.sql import functions as F
+
+        path = _first_removal_file(self._table, self.start, self.end)
+        if path is None or self.removed_files:
+            return None
+        if not _exists(self.spark, path):
+            log.info("%s: the removed rows of the commit after snapshot %s are gone from "
+                     "%s; reading them from the data files", self.ident, self.start, path)
+            return None
+        rows = self.spark.read.parquet(path)
+        schema = self.spark.table(self.ident).schema
+        if not {f.name for f in schema.fields} | {COPIES} <= set(rows.columns):
+            return None
+        copies = F.explode(F.array_repeat(F.lit(1), F.col(COPIES).cast("int")))
+        return (rows.select("*", copies.alias("__icetide_copy"))
+                .select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields]))
 
     def close(self) -> None:
         jvm = self.spark.sparkContext._jvm
@@ -193,6 +225,41 @@ class RangeChanges:
         for set_id in self._staged:
             manager.removeTasks(self._table, set_id)
         self._staged.clear()
+
+
+def _first_removal_file(table: JavaObject, start: int | None, end: int) -> str | None:
+    """The :data:`REMOVED_ROWS` file of the first commit after ``start``, when every later
+    commit up to ``end`` is an append (so every row it names was live at ``start`` and
+    none was removed again); ``None`` otherwise."""
+    if start is None:
+        return None
+    chain = []
+    snap = table.snapshot(end)
+    while snap is not None and int(snap.snapshotId()) != start:
+        chain.append(snap)
+        parent = snap.parentId()
+        snap = None if parent is None else table.snapshot(parent)
+    if snap is None or not chain or any(str(s.operation()) != "append" for s in chain[:-1]):
+        return None
+    found = chain[-1].summary().get(REMOVED_ROWS)
+    return None if found is None else str(found)
+
+
+def _exists(spark: SparkSession, path: str) -> bool:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    hadoop = jvm.org.apache.hadoop.fs.Path(path)
+    return bool(hadoop.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+                .exists(hadoop))
+
+
+def write_removed(spark: SparkSession, ident: str, rows: DataFrame) -> str:
+    """Write ``rows`` (the table's columns and :data:`COPIES`) under the table's location,
+    in a directory of its own; its path, for the commit's :data:`REMOVED_ROWS`."""
+    path = f"{str(load_table(spark, ident).location()).rstrip('/')}/icetide-removed/" \
+           f"{uuid.uuid4().hex}"
+    rows.coalesce(1).write.parquet(path)
+    return path
 
 
 def _positions(spark: SparkSession, ident: str, end: int, paths: list[str], files: _Files

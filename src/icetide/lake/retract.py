@@ -12,16 +12,21 @@ identical, so nothing else changes); the new rows are inserted by the same state
 retraction that finds no stored row stops the flow: the row it names was produced
 differently from how it is retracted now (a filter or join on a lookup column whose
 value changed), and skipping it would leave the target wrong without a word.
+
+The rows the MERGE deletes are also written to a Parquet file named in its commit
+(:data:`icetide.lake.changes.REMOVED_ROWS`): the flows below read them from there instead
+of finding the deleted positions in every data file the retraction touched.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from icetide.errors import IcetideError
 from icetide.lake import commit
+from icetide.lake.changes import REMOVED_ROWS, write_removed
 from icetide.lake.key_filter import IN_LIST_LIMIT, in_sql, supported
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified
@@ -70,14 +75,27 @@ def _chosen(cand: DataFrame, columns: Sequence[str], match: Sequence[str]) -> Da
     return cand.withColumn(_RANK, F.row_number().over(order)).where(F.col(_RANK) <= F.col(_WANT))
 
 
-def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
-                 ) -> tuple[DataFrame, int, int, str | None]:
+class MergePlan(NamedTuple):
     """The MERGE's source rows (``_KIND`` D: delete every copy, I: insert), the rows
-    retracted, the retractions that found no row and a predicate pruning the target;
-    ``held``: frames it cached, for the caller to release after the MERGE. The target
-    is scanned once here (the candidate rows are kept: every copy of a chosen row is
-    among them), once by the MERGE."""
+    retracted, the retractions that found no row, a predicate pruning the target, and
+    the stored rows the MERGE deletes (with ``COPIES``: how many of each)."""
+
+    source: DataFrame
+    taken: int
+    missing: int
+    prune: str | None
+    deleted: DataFrame
+
+
+def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
+                 ) -> MergePlan:
+    """Plan the retraction MERGE; ``held``: frames it cached, for the caller to release
+    after the MERGE. The target is scanned once here (the candidate rows are kept: every
+    copy of a chosen row is among them; the scan is filtered like the MERGE's), once by
+    the MERGE."""
     from pyspark.sql import functions as F
+
+    from icetide.lake.changes import COPIES
 
     match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
     columns = [c for c in df.columns if c != RETRACT]
@@ -85,7 +103,12 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
               .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
     held.append(wanted)
     want = int(wanted.agg(F.sum(_WANT)).collect()[0][0] or 0)
-    cand = _candidates(spark.table(target).select(*columns), wanted, match).persist()
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    stored = spark.table(target).select(*columns)
+    narrow = prune_predicate(wanted, match, types) if want else None
+    if narrow is not None:  # the same predicate as the MERGE's, on the candidates' scan
+        stored = stored.alias("t").where(narrow)
+    cand = _candidates(stored, wanted, match).persist()
     held.append(cand)
     chosen = _chosen(cand, columns, match).drop(_RANK, _WANT)
     per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
@@ -102,7 +125,8 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
               .unionByName(keep.select(*columns).withColumn(_KIND, F.lit("I")))
               .unionByName(df.where(F.col(RETRACT).isNull()).select(*columns)
                            .withColumn(_KIND, F.lit("I"))))
-    return source, taken, want - taken, prune
+    deleted = counts.select(*columns, F.col(_HAVE).cast("int").alias(COPIES))
+    return MergePlan(source, taken, want - taken, prune, deleted)
 
 
 def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str, str]
@@ -152,20 +176,22 @@ def append_with_retractions(spark: SparkSession, df: DataFrame, target: str,
     held: list[DataFrame] = []
     view = f"__icetide_retract_{next(_views)}"
     try:
-        source, taken, missing, prune = merge_source(spark, df, target, held)
-        if missing:
+        plan = merge_source(spark, df, target, held)
+        if plan.missing:
             match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
-            raise UnmatchedRetraction(target, missing, match)
-        source.createOrReplaceTempView(view)
-        types = {f.name: f.dataType.simpleString() for f in source.schema.fields}
+            raise UnmatchedRetraction(target, plan.missing, match)
+        plan.source.createOrReplaceTempView(view)
+        types = {f.name: f.dataType.simpleString() for f in plan.source.schema.fields}
         columns = [c for c in df.columns if c != RETRACT]
-        statement = merge_statement(target, view, columns, types, prune)
+        statement = merge_statement(target, view, columns, types, plan.prune)
+        if plan.taken:  # written before the commit that names it: an orphan if it fails
+            props = {**props, REMOVED_ROWS: write_removed(spark, target, plan.deleted)}
         commit.with_commit_properties(spark, props, lambda: _run(spark, statement))
     finally:
         spark.catalog.dropTempView(view)
         for frame in held:  # cached plans over staged scans must not outlive the batch
             frame.unpersist()
-    return taken
+    return plan.taken
 
 
 def _run(spark: SparkSession, statement: str) -> None:
