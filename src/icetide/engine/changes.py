@@ -13,12 +13,15 @@ operator, and hands the sink one frame that says what to do:
   since, so they are not matched on). The frame gains :data:`RETRACT`, a struct of
   those columns, set on retraction rows (:mod:`icetide.lake.retract` applies it).
 * **primary-key target** (aggregations, first-row, deduplicate): the query over the
-  removed rows names the affected keys. Their rows are recomputed by the query over
-  everything its inputs hold at the batch's end, restricted to those keys — exact for
-  every merge engine, invertible or not — and replace the stored rows; an affected key
-  the recomputation no longer produces is deleted. The other keys take the batch's
-  increment as usual. The frame gains :data:`REPLACE` (``R``: replaces the row, ``D``:
-  deletes the key, NULL: the usual increment; see :class:`icetide.lake.sinks.MergeSink`).
+  removed rows names the affected keys. An aggregation retracts what it can by
+  arithmetic (sums take the removed amount as a negative increment; a group whose row
+  count drops to zero is deleted: :mod:`icetide.engine.group_retraction`). The rest are
+  recomputed by the query over everything its inputs hold at the batch's end,
+  restricted to those keys — exact for every merge engine, invertible or not — and
+  replace the stored rows; an affected key the recomputation no longer produces is
+  deleted. The other keys take the batch's increment as usual. The frame gains
+  :data:`REPLACE` (``R``: replaces the row, ``D``: deletes the key, NULL: the usual
+  increment; see :class:`icetide.lake.sinks.MergeSink`).
 
 The recomputation reads an input only for the affected keys when the output key is the
 input's own column (lineage), else reads it whole (correct, costlier). A query that is
@@ -31,10 +34,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from icetide.engine.group_retraction import split_groups
 from icetide.errors import PipelineError, listed
 from icetide.flows.context import BatchContext, bound
 from icetide.lake.retract import RETRACT
 from icetide.lake.sinks import REPLACE
+from icetide.tables.merge_engines import Aggregation
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -86,28 +91,63 @@ def with_retractions(ctx: BatchContext, out: DataFrame, query: Query, target: st
 
 
 def with_recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str,
-                    keys: Sequence[str]) -> DataFrame:
-    """``out`` for the keys no removal touched, plus the recomputed rows (or deletions)
-    of those it touched (:data:`REPLACE`)."""
+                    keys: Sequence[str], engine: object = None) -> DataFrame:
+    """``out`` for the keys no removal touched, plus the arithmetic retractions, the
+    recomputed rows and the deletions (:data:`REPLACE`) of those it touched."""
     from pyspark.sql import functions as F
 
     missing = [k for k in keys if k not in out.columns]
     if missing:
         raise PipelineError(f"{target}: key column(s) {listed(missing)} are not produced by "
                             "its flow, so the groups a removal touches cannot be recomputed")
-    # read once, for the keys (kept): Spark reads only the columns the query needs
+    # read once, for the keys (kept): Spark reads only the columns the query uses
     gone = _run(query, ctx.derived("removed", cache_removed=False))
-    affected = ctx.keep(f"affected:{target}", gone.select(*keys).distinct())
+    emptied: DataFrame | None = None
+    increments: DataFrame | None = None
+    if isinstance(engine, Aggregation):
+        split = split_groups(ctx, out, gone, target, keys, engine)
+        affected, emptied, increments = split.recompute, split.emptied, split.increments
+    else:
+        affected = ctx.keep(f"affected:{target}", gone.select(*keys).distinct())
+    parts = [_recomputed(ctx, out, query, target, keys, affected)]
+    touched = affected if emptied is None else affected.unionByName(emptied)
+    parts.append(out.join(touched, list(keys), "left_anti").withColumn(REPLACE, F.lit(None)))
+    if increments is not None and emptied is not None:
+        parts.append(increments.select(*out.columns).withColumn(REPLACE, F.lit(None)))
+        parts.append(out.join(emptied, list(keys), "left_semi").withColumn(REPLACE, F.lit("R")))
+        parts.append(_deletions(out, emptied.join(out.select(*keys), list(keys), "left_anti"),
+                                keys))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result
+
+
+def _deletions(out: DataFrame, gone_keys: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """``D`` rows (in ``out``'s columns) deleting ``gone_keys``."""
+    from pyspark.sql import functions as F
+
+    blank = [F.lit(None).cast(f.dataType).alias(f.name) for f in out.schema.fields
+             if f.name not in keys]
+    return (gone_keys.select(*keys, *blank).select(*out.columns)
+            .withColumn(REPLACE, F.lit("D")))
+
+
+def _recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str,
+                keys: Sequence[str], affected: DataFrame) -> DataFrame:
+    """The ``affected`` keys' rows recomputed from the inputs' current rows (``R``), and
+    ``D`` for those the recomputation no longer produces; nothing is read when there
+    are none."""
+    from pyspark.sql import functions as F
+
+    if affected.isEmpty():
+        return out.limit(0).withColumn(REPLACE, F.lit(None).cast("string"))
     fresh = _run(query, ctx.derived("full", _prefilters(ctx, out, affected, keys)))
     # read twice below (the rows, and the keys it no longer produces): computed once
     fresh = ctx.keep(f"recomputed:{target}", fresh.join(affected, list(keys), "left_semi"))
     vanished = affected.join(fresh.select(*keys), list(keys), "left_anti")
-    blank = [F.lit(None).cast(f.dataType).alias(f.name) for f in out.schema.fields
-             if f.name not in keys]
-    return (out.join(affected, list(keys), "left_anti").withColumn(REPLACE, F.lit(None))
-            .unionByName(fresh.select(*out.columns).withColumn(REPLACE, F.lit("R")))
-            .unionByName(vanished.select(*keys, *blank).select(*out.columns)
-                         .withColumn(REPLACE, F.lit("D"))))
+    return (fresh.select(*out.columns).withColumn(REPLACE, F.lit("R"))
+            .unionByName(_deletions(out, vanished, keys)))
 
 
 def _prefilters(ctx: BatchContext, out: DataFrame, affected: DataFrame,

@@ -34,7 +34,7 @@ def changes_of(batch: BatchContext, out: DataFrame, run: Query, ident: str,
             "others' columns. Feed it from changelogs (dp.read_stream of a primary-key "
             "table with changelog=True, handling _op), or rebuild it: `icetide table "
             f"refresh {table.name}`")
-    return with_recomputed(batch, out, run, ident, table.primary_key)
+    return with_recomputed(batch, out, run, ident, table.primary_key, table.merge_engine)
 
 
 def compile_append(ctx: CompileContext, spec: FlowSpec) -> tuple[Flow, tuple[str, ...]]:
