@@ -32,68 +32,8 @@ from icetide.runtime.startup import phase
 
 log = logging.getLogger(__name__)
 
-_LOG4J2 = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
-logger.nativecode.level = error
-logger.sparkenv.name = org.apache.spark.SparkEnv
-logger.sparkenv.level = error
-# changelog _seq numbers a batch's changes with one un-partitioned row_number() on
-# purpose (tables/changelog.py); Spark warns about it on every batch
-logger.windowexec.name = org.apache.spark.sql.execution.window.WindowExec
-logger.windowexec.level = error
-# wide MERGE plans: "Truncated the string representation of a plan" says nothing to users
-logger.planstring.name = org.apache.spark.sql.catalyst.util.SparkStringUtils
-logger.planstring.level = error
-# the scheduler runs each flow's batches in a FAIR pool named after the flow
-# (engine/scheduler.py), created on first use with equal weight on purpose: Spark warns
-# once per pool that it is "not configured"
-logger.fairpools.name = org.apache.spark.scheduler.FairSchedulableBuilder
-logger.fairpools.level = error
-# an Iceberg commit that lost a race to a concurrent one (a flow beside maintenance) is
-# retried by Iceberg with a stack trace at WARN; only the final failure matters (raised)
-logger.icebergtasks.name = org.apache.iceberg.util.Tasks
-logger.icebergtasks.level = error
-# a compaction's commit group that loses that race is dropped by Iceberg (partial progress)
-# with an ERROR and a stack trace; the pass reports what it rewrote and the next one
-# retries (maintenance/actions.py): the trace said nothing to a user but "failure"
-logger.icebergcommits.name = org.apache.iceberg.actions.BaseCommitService
-logger.icebergcommits.level = fatal
-# a batch's source rows are persisted once and reused: "Asked to cache already cached data"
-logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
-logger.cachemanager.level = error
-# the SQL server (serving/thrift.py): Hive's in-memory metastore announces its schema, and
-# Thrift logs every client that hangs up without closing its session as an ERROR
-logger.hiveobjectstore.name = org.apache.hadoop.hive.metastore.ObjectStore
-logger.hiveobjectstore.level = error
-logger.thriftpool.name = org.apache.thrift.server.TThreadPoolServer
-logger.thriftpool.level = fatal
-# ...and Hadoop warns, with a stack trace, for each client user name that is no OS user
-logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
-logger.unixgroups.level = error
-logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
-logger.hivesessionstate.level = error
-# ...and each request a client's own answer already carries is logged again at WARN with a
-# stack trace: beeline asks for every statement's log, which is off (serving/thrift.py),
-# so each query printed "Couldn't find log associated with operation handle" twice. A
-# failed query is still logged (ERROR, SparkExecuteStatementOperation), a bad login too
-logger.thriftcli.name = org.apache.hive.service.cli.thrift.ThriftCLIService
-logger.thriftcli.level = error
-# Iceberg's S3FileIO warns, with a stack trace, for each instance collected without close();
-# Spark's table copies (one per task and broadcast) are never closed by Iceberg itself
-logger.s3fileio.name = org.apache.iceberg.aws.s3.S3FileIO
-logger.s3fileio.level = error
-# Spark's Kafka source (kafka.reader=jvm) hands its consumer settings to the admin client
-# that lists partitions, which warns on every batch that they "were supplied but are not used"
-logger.kafkaadminconfig.name = org.apache.kafka.clients.admin.AdminClientConfig
-logger.kafkaadminconfig.level = error
-"""
+#: The driver JVM's log4j2 configuration (package data beside this module).
+_LOG4J2 = Path(__file__).with_name("log4j2-spark.properties")
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 
 _lock = threading.Lock()
@@ -101,11 +41,13 @@ _current: tuple[Settings, SparkSession] | None = None
 
 
 def _log4j_config(cache_dir: Path) -> Path:
+    """:data:`_LOG4J2` copied into ``cache_dir`` (rewritten when it differs)."""
+    wanted = _LOG4J2.read_text()
     path = cache_dir / "log4j2-icetide.properties"
-    if not path.is_file() or path.read_text() != _LOG4J2:
+    if not path.is_file() or path.read_text() != wanted:
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(_LOG4J2)
+        tmp.write_text(wanted)
         os.replace(tmp, path)
     return path
 
