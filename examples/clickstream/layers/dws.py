@@ -39,8 +39,8 @@ PRICE_TYPE = "decimal(10,4)"
 #: Per product, per (product, user), per user: tables of a few thousand rows. Declared
 #: unpartitioned instead of a primary-key table's default ``bucket(16, key)``: each commit
 #: then writes one data (and delete) file, not one per bucket touched, and every MERGE and
-#: compaction opens a few files instead of dozens. At 2,000 events/s this took 39 % more
-#: click batches through the layers in the same time (docs/benchmarks.md, 2026-11-25 23:11).
+#: compaction opens a few files instead of dozens, so more click batches get through the
+#: layers in the same time.
 SMALL: list[str] = []
 
 
@@ -90,8 +90,7 @@ def count_views_uv() -> DataFrame:
     table's aggregation engine (``views``/``uv`` summed, the enrichment of the newest
     click kept). It runs again when either input commits; as two flows (``count_views``,
     ``count_uv``) they ran a MERGE each per click batch, the second waiting for the first
-    (one writer per table): 258 worker-seconds against 234 in one 5-minute run at 2,000
-    events/s (docs/benchmarks.md, 2026-11-25 22:57).
+    (one writer per table), which cost more worker time.
     """
     clicks = dp.read_stream("dwd.click_wide")
     views = clicks.groupBy("productId").agg(

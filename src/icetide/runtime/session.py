@@ -2,7 +2,8 @@
 
 Spark allows one SparkContext per process, so :func:`get_spark` caches the session and
 refuses to build a second one for different settings (call :func:`stop_spark` first).
-Measured on a 2-core machine: cold start ~3–4 s, first Iceberg statement +~3 s.
+The figures behind the defaults below are in docs/benchmarks-history.md ("The figures
+behind the code's settings").
 """
 
 from __future__ import annotations
@@ -95,8 +96,7 @@ def page_size(heap: int) -> int:
     humongous object straight into the old generation. heap/8192 stays below half of
     G1's region (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's
     page-table limit — still hold more than the whole execution pool (0.6 × heap). No
-    speed-up is measured yet (docs/benchmarks.md, 2026-11-25: small aggregations 460 vs
-    530 ms per pair, one run each)."""
+    speed-up is measured yet."""
     target = max(64 * 1024, heap // 8192)
     return 1 << (target.bit_length() - 1)
 
@@ -121,11 +121,9 @@ def shuffle_partitions(spark: SparkConfig, cpu_count: int | None = None) -> int:
     """The configured count, else 4 — on a ``local`` master no more than its cores.
 
     A micro-batch of a few thousand rows gains nothing from more shuffle tasks than
-    cores: each one more deserializes the plan and builds its projections (7.9 % and
-    4.8 % of the JVM's CPU samples at 2,000 events/s). On 2 cores, 2 partitions instead
-    of 4 made `count_views_uv` batches 1.36–1.43 → 1.13–1.19 s and DWS p99 10.69 → 9.21
-    and 10.28 → 9.46 s in two side-by-side runs at 2,000 events/s (docs/benchmarks.md,
-    2026-11-26). Clusters keep 4 unless set (docs/deploy.md: 2–3 × the executor cores)."""
+    cores: each one more deserializes the plan and builds its projections, so fewer made
+    batches and DWS freshness faster on 2 cores. Clusters keep 4 unless set
+    (docs/deploy.md: 2–3 × the executor cores)."""
     if spark.shuffle_partitions is not None:
         return spark.shuffle_partitions
     cores = local_cores(spark.master, cpu_count)
@@ -143,10 +141,8 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
         conf["spark.buffer.pageSize"] = f"{page_size(heap) // 1024}k"
     # one machine, micro-batches of a few thousand rows: adaptive execution submits every
     # shuffle stage as a job of its own and re-plans (and re-describes) the query after
-    # each, which costs more than it saves here: a count_views MERGE batch runs 7 Spark
-    # jobs instead of 16-18, and at 2,000 events/s the MERGE flows' mean batch time was
-    # 10-15 % lower without it; at 20,000 events/s on vs off was within the runs' spread
-    # (docs/benchmarks.md, 2026-11-24/25). Clusters keep Spark's default (on).
+    # each, which costs more than it saves here (fewer jobs per MERGE, shorter MERGE
+    # batches). Clusters keep Spark's default (on).
     conf["spark.sql.adaptive.enabled"] = "false"
     return conf
 
@@ -154,12 +150,11 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
 #: The driver JVM's garbage collector on a ``local`` master, where it is also the only
 #: executor. G1 (the JVM's default) works beside the application on its 2 cores: its
 #: write barriers and concurrent threads cost CPU on every batch. The throughput
-#: collector stops the JVM for its young collections instead: a 500,000-event ingest batch
-#: took 4.94 / 5.05 s with G1 and 4.40 / 4.38 s with it (0.88), and at 20,000 events/s
-#: ODS / DWS p99 went 9.04 / 21.47 → 5.44 / 13.61 s (docs/benchmarks.md, 2026-11-26). Its
-#: heap starts at the full driver memory: grown from the JVM's small default instead, it
-#: takes full collections while a new pipeline fills it (a slower first minute at 2,000
-#: events/s). Clusters keep their own (``spark.executor.extraJavaOptions``).
+#: collector stops the JVM for its young collections instead, which made ingest batches
+#: and ODS / DWS freshness at 20,000 events/s faster. Its heap starts at the full driver
+#: memory: grown from the JVM's small default instead, it takes full collections while a
+#: new pipeline fills it (a slower first minute at 2,000 events/s). Clusters keep their
+#: own (``spark.executor.extraJavaOptions``).
 LOCAL_GC = "-XX:+UseParallelGC"
 
 
@@ -196,18 +191,15 @@ def _base_conf(settings: Settings) -> dict[str, str]:
         # metastore_db/ in the working directory (also when the SQL server starts)
         "spark.sql.catalogImplementation": "in-memory",
         # a continuous pipeline cycles through ~200 generated classes (every flow's stages,
-        # maintenance): with Spark's default of 100 cached, a 60 s run at 2,000 events/s
-        # compiled 2,383 classes (22 s), with 2,000 cached 538 (6 s); Janino's share of the
-        # driver JVM's CPU samples 19.7 % -> 5.0 % (docs/benchmarks.md)
+        # maintenance): with Spark's default of 100 cached, it compiles them again and again
         "spark.sql.codegen.cache.maxEntries": "2000",
         # every query's plan is described for the (disabled) UI's SQL tab, again on each
         # adaptive re-plan; "formatted" also numbers and lists every operator's fields
-        # (ExplainUtils: 1.8 % of the driver JVM's CPU samples, 0 with "simple"). EXPLAIN
-        # keeps its own mode.
+        # (ExplainUtils showed in the driver JVM's CPU profile). EXPLAIN keeps its own mode.
         "spark.sql.ui.explainMode": "simple",
         # a batch's decoded rows live in Spark's cache for two or three passes (count,
         # dead letters, write) and are then dropped: compressing them cost more than it
-        # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
+        # saved
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
     }
 
