@@ -1,37 +1,12 @@
 """MySQL/MariaDB column types → Spark/Iceberg types, and value converters (pure).
 
-Input is ``information_schema.COLUMNS.COLUMN_TYPE`` (e.g. ``decimal(10,4)``,
-``int(10) unsigned``, ``enum('a','b')``), parsed by sqlglot's MySQL dialect; output is a
-Spark SQL type string.
-
-=====================================  ===================  ==============================
-MySQL                                   Spark / Iceberg      note
-=====================================  ===================  ==============================
-TINYINT, SMALLINT, MEDIUMINT, INT       int                  unsigned INT → bigint
-TINYINT(1)                              int                  boolean with
-                                                             ``tinyint1_as_boolean=True``
-                                                             (off by default: MySQL stores
-                                                             any -128..127 in a "BOOL")
-BIGINT                                  bigint               unsigned → decimal(20,0)
-DECIMAL(p,s)                            decimal(p,s)         p > 38 is refused
-FLOAT / DOUBLE                          float / double
-BIT(1) / BIT(n)                         boolean / bigint
-YEAR                                    int
-CHAR, VARCHAR, *TEXT, ENUM, SET         string               SET as 'a,b' in definition order
-JSON (MySQL; MariaDB: LONGTEXT)         string               compact JSON text
-BINARY, VARBINARY, *BLOB                binary
-DATE                                    date                 zero date → null
-DATETIME(n)                             timestamp_ntz        wall-clock value, no zone: it
-                                                             is kept as written
-TIMESTAMP(n)                            timestamp            an instant (UTC)
-TIME                                    string               '[-]HH:MM:SS[.ffffff]'; TIME
-                                                             spans ±838 h, no Spark type fits
-=====================================  ===================  ==============================
-
-DATETIME → ``timestamp_ntz`` is the faithful choice: MySQL DATETIME carries no zone, so
-turning it into an instant would need a guessed zone. TIMESTAMP values are instants;
-they are produced as timezone-aware UTC datetimes so PySpark stores the same instant
-whatever the driver's local zone is (PySpark reads *naive* datetimes as local time).
+:func:`spark_type` maps an ``information_schema.COLUMNS.COLUMN_TYPE`` (``decimal(10,4)``,
+``int(10) unsigned``, ``enum('a','b')``), parsed by sqlglot's MySQL dialect, to a Spark
+SQL type string, and refuses what has no faithful Spark type (:class:`SourceError`
+naming it). :func:`converter` turns a pymysql or binlog value into its Spark value:
+DATETIME stays a wall-clock ``timestamp_ntz``, TIMESTAMP becomes a timezone-aware UTC
+instant, zero dates become null, SET members are joined in definition order. The
+mapping, type by type, and why: docs/cdc.md ("Column types").
 """
 
 from __future__ import annotations
