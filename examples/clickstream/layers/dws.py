@@ -1,31 +1,20 @@
 """DWS: per-product views with an exact UV, and the per-user wide profile.
 
 ``dws.product_user`` (aggregation ``first_seen = min``, changelog)
-    One row per (productId, uid) pair in the clicks. Its changelog holds ``+I`` for *new*
-    pairs (a later click never updates a pair; an older one, e.g. from a correction, only
-    as ``-U/+U``) and ``-D`` for a pair whose clicks were all removed upstream, so "how
-    many users did this batch bring to (or take from) a product" is a count of those.
+    One row per (productId, uid) pair in the clicks; its changelog's ``+I``/``-D`` are the
+    pairs a batch brought to or took from a product.
 ``dws.product_views`` (aggregation)
-    One flow with two inputs folds into it: ``count_views_uv`` adds each batch's click
-    count per product (``views = sum``) and the pairs new to or gone from
-    ``product_user``'s changelog (``uv = sum`` of +1/-1) — so ``uv`` is an exact distinct
-    count maintained incrementally, with no HLL error and no re-scan of history. ``name``
-    and ``product_price`` are ``last_non_null``: the newest non-null enrichment wins; the
-    stored ``_seq`` (``max``) is the newest event time (epoch ms) folded in and is the
-    ordinal that orders rows inside a batch. When clicks are removed upstream (an erase, a
-    correction), icetide recomputes the affected products from what the inputs hold
-    (docs/semantics.md).
+    ``count_views_uv`` folds each batch's click count per product (``views = sum``) and
+    the pairs new to or gone from ``product_user`` (``uv = sum`` of +1/-1): an exact
+    distinct count maintained incrementally; ``name``/``product_price`` are the newest
+    non-null enrichment.
 ``dws.user_activity`` (aggregation, changelog)
     Click counters per user: clicks, total expendTime, last click.
 ``dws.user_profile`` (partial-update with sequence groups)
-    The wide table: activity columns from ``user_activity``'s changelog (absolute totals,
-    so a partial update of them is exact), member columns from the ``dim_db.user_member``
-    changelog. Each side is a sequence group, so neither flow can overwrite the other's
-    columns with nulls, and an older change of a group never overwrites a newer one:
-    activity is versioned by the activity changelog's ``_seq`` (a user whose clicks were
-    all removed clears the group), member attributes by the member changelog's ``_seq``.
-    A row left with no value is deleted (``remove_empty``). Counters are summed *before*
-    the partial update (in user_activity): partial-update alone cannot add.
+    The wide table: activity totals from ``user_activity``'s changelog and member columns
+    from ``dim_db.user_member``'s, each side a sequence group; a row left empty is deleted.
+
+Why each table is built this way: examples/clickstream/LAYERS.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """``MySqlSource``: MySQL 5.7/8 and MariaDB 10.x tables by snapshot + binlog CDC.
 
-Positions are :class:`~icetide.sources.mysql.position.CdcPosition` JSON values. A batch is
-one table's snapshot chunk range (phase ``snapshot``) or a binlog range ending on a
-transaction boundary (phase ``binlog``). :meth:`MySqlSource.rows` returns it as
-Spark-ready tuples per table — the last change per key, with ``_op``/``_pos``/``_ts`` —
-and :meth:`MySqlSource.read_tables` as DataFrames; applying them is the flow loop's job.
+A batch is one table's snapshot chunk range or a binlog range ending on a transaction
+boundary (positions: :mod:`.position`). :meth:`MySqlSource.rows` returns it as Spark-ready
+tuples per table — the last change per key, with ``_op``/``_pos``/``_ts`` — and
+:meth:`MySqlSource.read_tables` as DataFrames; applying them is the flow loop's job.
 
 Contract for the flow loop, per batch:
 
