@@ -1,31 +1,20 @@
 """DWS: per-product views with an exact UV, and the per-user wide profile.
 
 ``dws.product_user`` (aggregation ``first_seen = min``, changelog)
-    One row per (productId, uid) pair in the clicks. Its changelog holds ``+I`` for *new*
-    pairs (a later click never updates a pair; an older one, e.g. from a correction, only
-    as ``-U/+U``) and ``-D`` for a pair whose clicks were all removed upstream, so "how
-    many users did this batch bring to (or take from) a product" is a count of those.
+    One row per (productId, uid) pair in the clicks; its changelog's ``+I``/``-D`` are the
+    pairs a batch brought to or took from a product.
 ``dws.product_views`` (aggregation)
-    One flow with two inputs folds into it: ``count_views_uv`` adds each batch's click
-    count per product (``views = sum``) and the pairs new to or gone from
-    ``product_user``'s changelog (``uv = sum`` of +1/-1) — so ``uv`` is an exact distinct
-    count maintained incrementally, with no HLL error and no re-scan of history. ``name``
-    and ``product_price`` are ``last_non_null``: the newest non-null enrichment wins; the
-    stored ``_seq`` (``max``) is the newest event time (epoch ms) folded in and is the
-    ordinal that orders rows inside a batch. When clicks are removed upstream (an erase, a
-    correction), icetide recomputes the affected products from what the inputs hold
-    (docs/semantics.md).
+    ``count_views_uv`` folds each batch's click count per product (``views = sum``) and
+    the pairs new to or gone from ``product_user`` (``uv = sum`` of +1/-1): an exact
+    distinct count maintained incrementally; ``name``/``product_price`` are the newest
+    non-null enrichment.
 ``dws.user_activity`` (aggregation, changelog)
     Click counters per user: clicks, total expendTime, last click.
 ``dws.user_profile`` (partial-update with sequence groups)
-    The wide table: activity columns from ``user_activity``'s changelog (absolute totals,
-    so a partial update of them is exact), member columns from the ``dim_db.user_member``
-    changelog. Each side is a sequence group, so neither flow can overwrite the other's
-    columns with nulls, and an older change of a group never overwrites a newer one:
-    activity is versioned by the activity changelog's ``_seq`` (a user whose clicks were
-    all removed clears the group), member attributes by the member changelog's ``_seq``.
-    A row left with no value is deleted (``remove_empty``). Counters are summed *before*
-    the partial update (in user_activity): partial-update alone cannot add.
+    The wide table: activity totals from ``user_activity``'s changelog and member columns
+    from ``dim_db.user_member``'s, each side a sequence group; a row left empty is deleted.
+
+Why each table is built this way: examples/clickstream/LAYERS.md.
 """
 
 from __future__ import annotations
@@ -39,8 +28,8 @@ PRICE_TYPE = "decimal(10,4)"
 #: Per product, per (product, user), per user: tables of a few thousand rows. Declared
 #: unpartitioned instead of a primary-key table's default ``bucket(16, key)``: each commit
 #: then writes one data (and delete) file, not one per bucket touched, and every MERGE and
-#: compaction opens a few files instead of dozens. At 2,000 events/s this took 39 % more
-#: click batches through the layers in the same time (docs/benchmarks.md, 2026-11-25 23:11).
+#: compaction opens a few files instead of dozens, so more click batches get through the
+#: layers in the same time.
 SMALL: list[str] = []
 
 
@@ -90,8 +79,7 @@ def count_views_uv() -> DataFrame:
     table's aggregation engine (``views``/``uv`` summed, the enrichment of the newest
     click kept). It runs again when either input commits; as two flows (``count_views``,
     ``count_uv``) they ran a MERGE each per click batch, the second waiting for the first
-    (one writer per table): 258 worker-seconds against 234 in one 5-minute run at 2,000
-    events/s (docs/benchmarks.md, 2026-11-25 22:57).
+    (one writer per table), which cost more worker time.
     """
     clicks = dp.read_stream("dwd.click_wide")
     views = clicks.groupBy("productId").agg(

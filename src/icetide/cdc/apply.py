@@ -3,26 +3,19 @@
 One CDC flow reads one source position (a MySQL binlog coordinate / snapshot progress)
 and applies every followed upstream table to its own target table:
 
-* each batch is already the last change per key in binlog order (``_op`` r/c/u/d,
-  ``_pos`` sequence, ``_ts`` commit time); ``_op`` is mapped to the merge engine's
+* each batch is already the last change per key in binlog order; ``_op`` r/c/u/d becomes
   ``+I``/``+U``/``-D`` and the rows are MERGEd by :class:`~icetide.lake.sinks.MergeSink`
-  with ``deduplicate(sequence_field="_cdc_pos")`` (``_pos`` stored under that name): a
-  stored row is only replaced or deleted by a version at least as new, which is what
-  makes resumed snapshots converge;
-* schema changes are reconciled on the target before its rows (:mod:`.cdc_schema`);
-* **positions** — the flow's *anchor* (its declared target) carries the position; every
-  other table of the flow is a *side table* that gets the same marker in the snapshot
-  summary of its own single commit, written before the anchor. A crash between those
-  commits leaves the anchor at the old position; the generic loop sees the side tables
-  already holding ``[start, end)``, re-plans exactly that range and skips them
-  (:mod:`icetide.flows.loop`). So all tables of a source move with ONE position, one
-  binlog reader and one snapshot view, and nothing is applied twice.
-* **re-snapshot** — ``icetide cdc resnapshot TABLE`` commits a marker-only snapshot to the
-  anchor whose position is ``{"phase": "resnapshot", "requested_at": ms}``. The next batch
-  from such a position deletes every row of every target of the flow (with ``-D``
-  changelog rows, same marker, same exactly-once commit order) and ends at a brand-new
-  snapshot position; the following batches copy the tables again. The reset itself is
-  one atomic Iceberg commit, so it either happened or not.
+  with ``deduplicate(sequence_field="_cdc_pos")``: a stored row is only replaced or
+  deleted by a version at least as new, which makes resumed snapshots converge;
+* schema changes are reconciled on the target before its rows (:mod:`.schema_sync`);
+* the flow's *anchor* (its declared target) carries the position; every other table is a
+  *side table* committed first with the same marker, so all tables of a source move with
+  one position and nothing is applied twice;
+* a ``resnapshot`` position (``icetide cdc resnapshot TABLE``) empties every target of
+  the flow in one exactly-once batch, which ends at a new snapshot position.
+
+Why and how, with the crash cases: docs/cdc.md ("Several tables, one position", "Purged
+binlog and icetide cdc resnapshot TABLE").
 """
 
 from __future__ import annotations

@@ -11,16 +11,10 @@ the schema the rows were read with and applies the difference in place
 * DROP COLUMN      → policy ``keep`` (default: the column stays, new rows carry null),
   ``drop`` or ``fail``
 
-Anything else raises :class:`~icetide.errors.SchemaChangeError` before a row is written,
-so the flow stops at the batch's start and loses nothing.
-
-Why a diff against the *target* rather than replaying the source's actions: schema DDL
-cannot share an Iceberg commit with the rows and the marker. Diffing makes every step
-idempotent — after a crash between an ALTER and the batch's commit, the replayed batch
-finds the ALTER done and applies nothing twice. Rename hints come from the DDL
-statements of the batch (``info["ddl"]``) and the source's own actions; a rename whose
-statement lies before the replayed range is seen as drop + add (the old column is kept).
-The table's changelog (``before``/``after`` structs) follows every action.
+Anything else raises :class:`~icetide.errors.SchemaChangeError` before a row is written.
+The table's changelog (``before``/``after`` structs) follows every action. Why a diff
+against the target (each step idempotent across a crash) and the rename limit:
+docs/cdc.md ("What a flow does", 5).
 """
 
 from __future__ import annotations

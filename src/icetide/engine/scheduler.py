@@ -1,32 +1,18 @@
 """The pipeline scheduler: a continuous pipeline runs as one DAG, not a timer per flow.
 
-A flow's next batch starts when one of its inputs may have new data:
-
-* a flow reading a lake table that another flow of this run writes (an upstream layer, a
-  changelog, a materialized view's inputs) is started right after that flow commits — a
-  click crosses ODS → DWD → DWS without waiting for each hop's next timer tick;
-* a flow with an external input (Kafka, a binlog, a table written elsewhere) is polled:
-  its batch plans nothing and returns when the source has nothing new.
-
-The trigger interval is a *minimum spacing* between one flow's batch starts, which bounds
-its commit rate; the freshness pacer (:mod:`icetide.engine.pacing`) turns a table's
-declared freshness into that spacing (``continuous``: the trigger interval,
-``scheduled``: the period its target allows). A target is end to end — a DWS table's
-10 s count from the click, through ODS and DWD — so each flow is paced by its *budget*:
-its own target tightened by the targets downstream (less the hops below it), minus how
-stale its inputs already are (the hops above it). A flow with no target anywhere
-downstream runs on spare capacity: at most once per four of its batch durations. A batch
-that was not caught up is followed at once. Ready flows run concurrently on
-``flows.concurrency`` workers, each batch in a Spark FAIR scheduler pool of its own flow,
-so one heavy batch does not starve the rest (pools named by priority, see
-:func:`pool_names`), and at most one batch per target table at a
-time (flows into one table commit in turn; a second would only hold a worker); among
-ready flows the earliest deadline goes first: the arrival of the oldest input it holds +
-the tightest target it serves. A tight target is served first, for one target the hop
-holding the oldest data (DWS before DWD before ODS), and no flow waits for ever.
+A flow's next batch starts when one of its inputs may have new data: right after the flow
+of this run that writes its input table commits, or, for an external input (Kafka, a
+binlog, a table written elsewhere), on a poll. The trigger interval is a *minimum
+spacing* between one flow's batch starts; the freshness pacer (:mod:`icetide.engine.pacing`)
+turns each flow's *budget* — its table's end-to-end target tightened by the targets
+downstream and less how stale its inputs already are (:attr:`Slot.budget`) — into that
+spacing. Ready flows run concurrently on ``flows.concurrency`` workers, each batch in the
+Spark FAIR pool of its flow (:func:`pool_names`), at most one batch per target table at a
+time, earliest deadline first.
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
-decides *when* a batch runs. The first flow error stops the run, as before.
+decides *when* a batch runs. The first flow error stops the run. The rules in full:
+docs/operations.md ("Scheduling", "Freshness").
 """
 
 from __future__ import annotations

@@ -1,27 +1,15 @@
 """``icetide table refresh TABLE [--downstream]``: rebuild a table from what its inputs hold.
 
-For when a flow stopped on a change it cannot interpret (docs/semantics.md), a position
-was expired, or a table is simply wrong. The request is made while the pipeline is
-stopped; the next ``icetide run`` rebuilds:
-
-1. the table is emptied in one commit carrying a reset marker of its first flow (a
-   primary-key table with a changelog logs ``-D`` for every row first, through the same
-   MERGE sink as its flows, so the tables below it see the rows go);
-2. each of its flows gets a marker whose position on every input table is
-   ``{"snapshot": null, "refresh": <ms>}``: its next batch reads each input in full at
-   its current snapshot (a changelog input as the state of the table it logs) and
-   writes the result as its first batch would; a materialized view's position is reset
-   so it recomputes.
-
-What to reset is read from the lake, not from a pipeline's code: the flows that
-committed to the table and the inputs their newest markers name. ``--downstream`` does
-the same for every table whose flows read this one, transitively, upstream first.
-Without it, the tables below take the emptying and the rebuild as changes
-(retractions, then new rows), as any other change.
-
-Only tables fed from lake tables can be rebuilt from their inputs: a Kafka-fed table
-would re-read only what the topic still retains, and a CDC table has its own
-``icetide cdc resnapshot``.
+Requested while the pipeline is stopped; the next ``icetide run`` rebuilds. The request
+empties the table in one commit carrying a reset marker of its first flow (a changelog
+logs ``-D`` for every row first) and gives each of its flows a marker whose position on
+every input table is ``{"snapshot": null, "refresh": <ms>}``, so its next batch reads
+each input in full; a materialized view's position is reset. What to reset is read from
+the lake (the flows that committed to the table, the inputs their newest markers name);
+``--downstream`` does the same for every table reading this one, transitively, upstream
+first. Only tables fed from lake tables can be rebuilt this way (Kafka retains too little,
+CDC tables have ``icetide cdc resnapshot``). When and why: docs/semantics.md
+("Rebuilding a table").
 """
 
 from __future__ import annotations

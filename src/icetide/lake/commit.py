@@ -37,8 +37,7 @@ def load_table(spark: SparkSession, ident: str) -> JavaObject:
 
     A catalog without a table cache (``cache-enabled=false``, icetide's default) loads
     the table afresh, so it is not refreshed again: on a Hive catalog each refresh is
-    one more ``get_table`` call to the metastore (a look-up took 11.2 ms of the service's
-    CPU with the refresh, 7.8 ms without; docs/benchmarks-history.md, 2026-11-25 19:59). A
+    one more ``get_table`` call to the metastore, a third more of its CPU per look-up. A
     caching catalog may return a stale table, which is refreshed."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None

@@ -2,23 +2,19 @@
 
 * **One upsert commit per batch**: the batch's ``+I/+U/-D`` rows are written by Hudi's
   datasource as ONE ``upsert`` (deletes are rows with ``_hoodie_is_deleted = true``), record
-  key = the table's primary key, ordering by the change's sequence (``_cdc_pos``): a
-  stored row is only replaced or deleted by a version at least as new, as with the Iceberg
-  MERGE (verified by hand: docs/stack.md).
-* **The marker in the commit**: the batch's marker (the flow, its start and end position,
-  rows, ...) is a write option under ``hoodie.datasource.write.commitmeta.key.prefix``
-  (``icetide.``), so Hudi stores it in the commit's *extra metadata*, as Hudi's own
-  streamer keeps its checkpoint. :func:`last_marker` reads the completed commits newest
+  key = the table's primary key, ordered by the change's sequence (``_cdc_order``, see
+  :data:`ORDERING`): a stored row is only replaced or deleted by a version at least as new.
+* **The marker in the commit**: the batch's marker is a write option under
+  ``hoodie.datasource.write.commitmeta.key.prefix`` (``icetide.``), so Hudi stores it in
+  the commit's *extra metadata*. :func:`last_marker` reads the completed commits newest
   first: a commit a crash left half-written is never completed, never read, and is rolled
-  back by Hudi before the next write (its default eager rollback of failed writes).
-* **Names**: the flow knows the table by icetide's name (``lake.db.table``, as every
-  target); the table lives at ``<catalog warehouse>/<db>.db/<table>``, and with a Hive
-  catalog it is synced to the same metastore (``hms`` mode) as ``<db>.<table>`` (+
-  ``_ro``/``_rt`` for merge-on-read), readable by name in ``spark_catalog``. The ordering
-  field is ``_cdc_order`` (``_cdc_pos`` as text, see :data:`ORDERING`).
+  back by Hudi before the next write.
+* **Names**: the table lives at ``<catalog warehouse>/<db>.db/<table>`` and, with a Hive
+  catalog, is synced to the same metastore as ``<db>.<table>`` (+ ``_ro``/``_rt``).
 
 Which idents are Hudi tables is registered when their flow compiles (:func:`register`):
-:func:`icetide.lake.commit.last_marker` asks :func:`registered` first.
+:func:`icetide.lake.commit.last_marker` asks :func:`registered` first. Every option
+icetide sets, and what is not supported yet: docs/cdc.md ("Hudi targets").
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Pure schema helpers: DDL strings → ``{column: type}`` and schema comparison.
 
+A DDL string (``"uid BIGINT NOT NULL, `odd name` STRING COMMENT 'x, y'"``) is parsed by
+sqlglot, so quotes, nested types and comments need no hand-written splitting.
+
 Schemas are plain mappings of column name → Spark SQL type string (``"bigint"``,
 ``"struct<a:int>"``), so they can be compared without a JVM. Column names compare
 case-insensitively (Spark's default); types are compared after normalising aliases
@@ -12,6 +15,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from icetide.errors import PipelineError
 
 _ALIASES = {
@@ -22,8 +29,6 @@ _ALIASES = {
 _WORD_RE = re.compile(r"[a-z_][a-z0-9_]*")
 _CHAR_RE = re.compile(r"\b(?:var)?char\(\d+\)")
 _BARE_DECIMAL_RE = re.compile(r"\bdecimal\b(?!\()")
-_NAME_RE = re.compile(r"^\s*(`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\s*:?\s*(.*)$", re.DOTALL)
-_CONSTRAINT_RE = re.compile(r"\s+(?:NOT\s+NULL|NULL|COMMENT|DEFAULT)\b", re.IGNORECASE)
 
 
 def normalize_type(type_sql: str) -> str:
@@ -34,55 +39,40 @@ def normalize_type(type_sql: str) -> str:
     return _BARE_DECIMAL_RE.sub("decimal(10,0)", text)
 
 
-def split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside brackets, backticks and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "`'\"":
-            quote = ch
-        elif ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _strip_constraints(column_sql: str) -> str:
-    """``"STRUCT<comment: STRING> NOT NULL COMMENT 'x'"`` → ``"STRUCT<comment: STRING>"``."""
-    depth = 0
-    depths = []
-    for ch in column_sql:
-        depth += 1 if ch in "<(" else -1 if ch in ">)" else 0
-        depths.append(depth)
-    for match in _CONSTRAINT_RE.finditer(column_sql):
-        if depths[match.start()] == 0:
-            return column_sql[: match.start()].strip()
-    return column_sql.strip()
+def _columns(ddl: str) -> list[exp.ColumnDef]:
+    """The column definitions of ``ddl``, parsed by sqlglot (Spark dialect) as the fields
+    of a struct: that grammar takes both ``name TYPE`` and ``name: TYPE``, ``NOT NULL``
+    and ``COMMENT``. Read inside a ``CAST`` so that text sqlglot cannot read is an error;
+    a bare struct type would drop the fields from there on."""
+    if not ddl.strip():
+        return []
+    sql = f"CAST(NULL AS STRUCT<{ddl}>)"
+    try:
+        tree = sqlglot.parse_one(sql, read="spark")
+    except SqlglotError as error:
+        errors = getattr(error, "errors", None) or [{}]
+        near = errors[0].get("highlight") or ddl
+        raise PipelineError(
+            f"schema column near {near!r} in {ddl!r} is not 'name TYPE': write e.g. "
+            "'uid BIGINT, eventTime TIMESTAMP'") from None
+    if not (isinstance(tree, exp.Cast) and tree.this.sql() == "NULL"
+            and tree.to.is_type(exp.DType.STRUCT)):
+        raise PipelineError(f"schema {ddl!r} is not a column list: write e.g. 'uid BIGINT'")
+    return [c for c in tree.to.expressions if isinstance(c, exp.ColumnDef)]
 
 
 def parse_ddl(ddl: str) -> dict[str, str]:
     """``"a INT NOT NULL, `b c` STRING COMMENT 'x'"`` → ``{"a": "int", "b c": "string"}``."""
     columns: dict[str, str] = {}
-    for part in split_top_level(ddl):
-        match = _NAME_RE.match(part)
-        type_sql = _strip_constraints(match.group(2)) if match else ""
-        if match is None or not type_sql:
+    for column in _columns(ddl):
+        name, kind = column.this, column.args.get("kind")
+        if kind is None or (not name.quoted and name.name[:1].isdigit()):
             raise PipelineError(
-                f"schema column {part!r} is not 'name TYPE': write e.g. 'uid BIGINT, "
-                "eventTime TIMESTAMP'"
-            )
-        name = match.group(1)
-        if name.startswith("`"):
-            name = name[1:-1].replace("``", "`")
-        if name.lower() in (c.lower() for c in columns):
-            raise PipelineError(f"schema {ddl!r} lists column {name!r} twice: remove one")
-        columns[name] = normalize_type(type_sql)
+                f"schema column {column.sql('spark')!r} is not 'name TYPE': write e.g. "
+                "'uid BIGINT, eventTime TIMESTAMP'")
+        if name.name.lower() in (c.lower() for c in columns):
+            raise PipelineError(f"schema {ddl!r} lists column {name.name!r} twice: remove one")
+        columns[name.name] = normalize_type(kind.sql("spark"))
     if not columns:
         raise PipelineError(f"schema {ddl!r} has no columns: write e.g. 'uid BIGINT'")
     return columns

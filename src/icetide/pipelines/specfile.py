@@ -1,31 +1,12 @@
 """Reading ``icetide-pipeline.yml`` (or SDP's ``spark-pipeline.yml``) into a PipelineSpec.
 
 The file takes SDP's keys — ``name``, ``catalog``, ``database`` (alias ``schema``),
-``configuration``, ``libraries`` — plus icetide's ``sources`` and ``defaults``. SDP's
-``storage`` (its checkpoint location) is refused: positions live in the tables. Unknown
-keys are errors naming the file and the key::
-
-    name: clickstream
-    catalog: lake
-    database: ods_behavior
-    libraries:
-      - glob:
-          include: transformations/**
-      - extra_definitions.py          # shorthand for {glob: {include: ...}}
-    configuration:
-      spark.sql.shuffle.partitions: "4"
-    sources:
-      clicks: {type: kafka, topic: clicktopic}
-      shop: {type: mysql, database: user_db, include: [user_db.products]}
-    defaults:
-      trigger_interval: 5s
-      freshness: 1 minute
-      freshness_warn: 30 seconds
-    tables:                           # replaces what the code declares
-      ods_behavior.clickevent: {freshness: 5 seconds}
-      "dws.*": {freshness: "${DWS_FRESHNESS:-15 seconds}"}
-
-String values may use ``${VAR}`` / ``${VAR:-default}`` (:mod:`.interpolate`).
+``configuration``, ``libraries`` (globs; a bare path is shorthand for ``{glob: {include:
+...}}``) — plus icetide's ``sources``, ``defaults`` and ``tables`` (freshness and the
+like per table name or glob, replacing what the code declares). SDP's ``storage`` (its
+checkpoint location) is refused: positions live in the tables. Unknown keys are errors
+naming the file and the key. String values may use ``${VAR}`` / ``${VAR:-default}``
+(:mod:`.interpolate`). A whole file: docs/config.md ("Pipeline spec files").
 """
 
 from __future__ import annotations

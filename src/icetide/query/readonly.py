@@ -2,15 +2,17 @@
 
 DuckDB parses the text (no regex guessing): exactly one statement, and it must be a
 query (``SELECT``, ``WITH``, ``SHOW``, ``DESCRIBE``; DuckDB reads ``FROM t``, ``PRAGMA``
-and ``SUMMARIZE`` as queries too). DDL, DML, ``COPY``, ``CALL``, ``ATTACH``, ``EXPLAIN``,
+and ``SUMMARIZE`` as queries too, so the first word is checked as well, read past
+comments by sqlglot's tokenizer). DDL, DML, ``COPY``, ``CALL``, ``ATTACH``, ``EXPLAIN``,
 ``SET`` and the like are refused with the reason.
 """
 
 from __future__ import annotations
 
-import re
-
 import duckdb
+import sqlglot
+from sqlglot import TokenType
+from sqlglot.errors import TokenError
 
 from icetide.errors import IcetideError
 
@@ -26,10 +28,26 @@ class QueryTimeoutError(IcetideError):
     """A query ran longer than its time limit and was interrupted."""
 
 
+def _statements(query: str) -> list[duckdb.Statement]:
+    """DuckDB's statements of ``query``; a syntax error raises ``duckdb.Error``."""
+    con = duckdb.connect()
+    try:
+        return con.extract_statements(query)
+    finally:
+        con.close()
+
+
 def _first_word(query: str) -> str:
-    text = re.sub(r"(--[^\n]*\n?|/\*.*?\*/|\s)+", " ", query, flags=re.S).strip()
-    text = text.lstrip("(").strip()
-    return text.split(" ", 1)[0].upper() if text else ""
+    """The statement's first word, past comments and opening parentheses, by sqlglot's
+    DuckDB tokenizer. Text it cannot tokenize (an unclosed quote or comment) goes to
+    DuckDB's parser, whose error names the problem."""
+    try:
+        tokens = sqlglot.tokenize(query, read="duckdb")
+    except TokenError as error:
+        _statements(query)
+        raise QueryRefusedError(f"the query cannot be read ({error})") from None
+    words = [t for t in tokens if t.token_type != TokenType.L_PAREN]
+    return words[0].text.upper() if words else ""
 
 
 def check_read_only(query: str) -> str:
@@ -45,11 +63,7 @@ def check_read_only(query: str) -> str:
         raise QueryRefusedError(
             f"{word} statements are refused: {hint} (read-only; use `icetide sql` with "
             "the Spark engine to change tables)")
-    con = duckdb.connect()
-    try:
-        statements = con.extract_statements(query)
-    finally:
-        con.close()
+    statements = _statements(query)
     if len(statements) != 1:
         raise QueryRefusedError(
             f"{len(statements)} statements given: send exactly one ({hint})")

@@ -5,9 +5,8 @@ resolves ``jvm.functions`` on each call) is a py4j round trip per dotted part, a
 JVM answers each with ``Class.forName``. A part that is *not* a class (``org``,
 ``org.apache``; a short name tried against each of pyspark's wildcard imports) misses:
 the class loader then searches every jar on the class path (~250 in pyspark's
-``jars/``) and builds a ``ClassNotFoundException``. Profiled with Java Flight Recorder
-on the clickstream pipeline at 2,000 events/s, those look-ups were 4 % of the driver
-JVM's CPU samples (docs/benchmarks-history.md).
+``jars/``) and builds a ``ClassNotFoundException``: a visible share of the driver JVM's
+CPU in a profile of a running pipeline.
 
 What a name resolves to never changes while a gateway lives (a class or a package; a
 static method of a loaded class), so :func:`install` memoizes those answers per gateway

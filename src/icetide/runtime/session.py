@@ -2,7 +2,8 @@
 
 Spark allows one SparkContext per process, so :func:`get_spark` caches the session and
 refuses to build a second one for different settings (call :func:`stop_spark` first).
-Measured on a 2-core machine: cold start ~3–4 s, first Iceberg statement +~3 s.
+The figures behind the defaults below are in docs/benchmarks-history.md ("The figures
+behind the code's settings").
 """
 
 from __future__ import annotations
@@ -32,68 +33,8 @@ from icetide.runtime.startup import phase
 
 log = logging.getLogger(__name__)
 
-_LOG4J2 = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-logger.nativecode.name = org.apache.hadoop.util.NativeCodeLoader
-logger.nativecode.level = error
-logger.sparkenv.name = org.apache.spark.SparkEnv
-logger.sparkenv.level = error
-# changelog _seq numbers a batch's changes with one un-partitioned row_number() on
-# purpose (tables/changelog.py); Spark warns about it on every batch
-logger.windowexec.name = org.apache.spark.sql.execution.window.WindowExec
-logger.windowexec.level = error
-# wide MERGE plans: "Truncated the string representation of a plan" says nothing to users
-logger.planstring.name = org.apache.spark.sql.catalyst.util.SparkStringUtils
-logger.planstring.level = error
-# the scheduler runs each flow's batches in a FAIR pool named after the flow
-# (engine/scheduler.py), created on first use with equal weight on purpose: Spark warns
-# once per pool that it is "not configured"
-logger.fairpools.name = org.apache.spark.scheduler.FairSchedulableBuilder
-logger.fairpools.level = error
-# an Iceberg commit that lost a race to a concurrent one (a flow beside maintenance) is
-# retried by Iceberg with a stack trace at WARN; only the final failure matters (raised)
-logger.icebergtasks.name = org.apache.iceberg.util.Tasks
-logger.icebergtasks.level = error
-# a compaction's commit group that loses that race is dropped by Iceberg (partial progress)
-# with an ERROR and a stack trace; the pass reports what it rewrote and the next one
-# retries (maintenance/actions.py): the trace said nothing to a user but "failure"
-logger.icebergcommits.name = org.apache.iceberg.actions.BaseCommitService
-logger.icebergcommits.level = fatal
-# a batch's source rows are persisted once and reused: "Asked to cache already cached data"
-logger.cachemanager.name = org.apache.spark.sql.execution.CacheManager
-logger.cachemanager.level = error
-# the SQL server (serving/thrift.py): Hive's in-memory metastore announces its schema, and
-# Thrift logs every client that hangs up without closing its session as an ERROR
-logger.hiveobjectstore.name = org.apache.hadoop.hive.metastore.ObjectStore
-logger.hiveobjectstore.level = error
-logger.thriftpool.name = org.apache.thrift.server.TThreadPoolServer
-logger.thriftpool.level = fatal
-# ...and Hadoop warns, with a stack trace, for each client user name that is no OS user
-logger.unixgroups.name = org.apache.hadoop.security.ShellBasedUnixGroupsMapping
-logger.unixgroups.level = error
-logger.hivesessionstate.name = org.apache.hadoop.hive.ql.session.SessionState
-logger.hivesessionstate.level = error
-# ...and each request a client's own answer already carries is logged again at WARN with a
-# stack trace: beeline asks for every statement's log, which is off (serving/thrift.py),
-# so each query printed "Couldn't find log associated with operation handle" twice. A
-# failed query is still logged (ERROR, SparkExecuteStatementOperation), a bad login too
-logger.thriftcli.name = org.apache.hive.service.cli.thrift.ThriftCLIService
-logger.thriftcli.level = error
-# Iceberg's S3FileIO warns, with a stack trace, for each instance collected without close();
-# Spark's table copies (one per task and broadcast) are never closed by Iceberg itself
-logger.s3fileio.name = org.apache.iceberg.aws.s3.S3FileIO
-logger.s3fileio.level = error
-# Spark's Kafka source (kafka.reader=jvm) hands its consumer settings to the admin client
-# that lists partitions, which warns on every batch that they "were supplied but are not used"
-logger.kafkaadminconfig.name = org.apache.kafka.clients.admin.AdminClientConfig
-logger.kafkaadminconfig.level = error
-"""
+#: The driver JVM's log4j2 configuration (package data beside this module).
+_LOG4J2 = Path(__file__).with_name("log4j2-spark.properties")
 _SECRET_WORDS = ("password", "secret", "token", "credential")
 
 _lock = threading.Lock()
@@ -101,11 +42,13 @@ _current: tuple[Settings, SparkSession] | None = None
 
 
 def _log4j_config(cache_dir: Path) -> Path:
+    """:data:`_LOG4J2` copied into ``cache_dir`` (rewritten when it differs)."""
+    wanted = _LOG4J2.read_text()
     path = cache_dir / "log4j2-icetide.properties"
-    if not path.is_file() or path.read_text() != _LOG4J2:
+    if not path.is_file() or path.read_text() != wanted:
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(_LOG4J2)
+        tmp.write_text(wanted)
         os.replace(tmp, path)
     return path
 
@@ -153,8 +96,7 @@ def page_size(heap: int) -> int:
     humongous object straight into the old generation. heap/8192 stays below half of
     G1's region (heap/2048 rounded down: no humongous pages), and 8,192 pages — a task's
     page-table limit — still hold more than the whole execution pool (0.6 × heap). No
-    speed-up is measured yet (docs/benchmarks.md, 2026-11-25: small aggregations 460 vs
-    530 ms per pair, one run each)."""
+    speed-up is measured yet."""
     target = max(64 * 1024, heap // 8192)
     return 1 << (target.bit_length() - 1)
 
@@ -179,11 +121,9 @@ def shuffle_partitions(spark: SparkConfig, cpu_count: int | None = None) -> int:
     """The configured count, else 4 — on a ``local`` master no more than its cores.
 
     A micro-batch of a few thousand rows gains nothing from more shuffle tasks than
-    cores: each one more deserializes the plan and builds its projections (7.9 % and
-    4.8 % of the JVM's CPU samples at 2,000 events/s). On 2 cores, 2 partitions instead
-    of 4 made `count_views_uv` batches 1.36–1.43 → 1.13–1.19 s and DWS p99 10.69 → 9.21
-    and 10.28 → 9.46 s in two side-by-side runs at 2,000 events/s (docs/benchmarks.md,
-    2026-11-26). Clusters keep 4 unless set (docs/deploy.md: 2–3 × the executor cores)."""
+    cores: each one more deserializes the plan and builds its projections, so fewer made
+    batches and DWS freshness faster on 2 cores. Clusters keep 4 unless set
+    (docs/deploy.md: 2–3 × the executor cores)."""
     if spark.shuffle_partitions is not None:
         return spark.shuffle_partitions
     cores = local_cores(spark.master, cpu_count)
@@ -201,10 +141,8 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
         conf["spark.buffer.pageSize"] = f"{page_size(heap) // 1024}k"
     # one machine, micro-batches of a few thousand rows: adaptive execution submits every
     # shuffle stage as a job of its own and re-plans (and re-describes) the query after
-    # each, which costs more than it saves here: a count_views MERGE batch runs 7 Spark
-    # jobs instead of 16-18, and at 2,000 events/s the MERGE flows' mean batch time was
-    # 10-15 % lower without it; at 20,000 events/s on vs off was within the runs' spread
-    # (docs/benchmarks.md, 2026-11-24/25). Clusters keep Spark's default (on).
+    # each, which costs more than it saves here (fewer jobs per MERGE, shorter MERGE
+    # batches). Clusters keep Spark's default (on).
     conf["spark.sql.adaptive.enabled"] = "false"
     return conf
 
@@ -212,12 +150,11 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
 #: The driver JVM's garbage collector on a ``local`` master, where it is also the only
 #: executor. G1 (the JVM's default) works beside the application on its 2 cores: its
 #: write barriers and concurrent threads cost CPU on every batch. The throughput
-#: collector stops the JVM for its young collections instead: a 500,000-event ingest batch
-#: took 4.94 / 5.05 s with G1 and 4.40 / 4.38 s with it (0.88), and at 20,000 events/s
-#: ODS / DWS p99 went 9.04 / 21.47 → 5.44 / 13.61 s (docs/benchmarks.md, 2026-11-26). Its
-#: heap starts at the full driver memory: grown from the JVM's small default instead, it
-#: takes full collections while a new pipeline fills it (a slower first minute at 2,000
-#: events/s). Clusters keep their own (``spark.executor.extraJavaOptions``).
+#: collector stops the JVM for its young collections instead, which made ingest batches
+#: and ODS / DWS freshness at 20,000 events/s faster. Its heap starts at the full driver
+#: memory: grown from the JVM's small default instead, it takes full collections while a
+#: new pipeline fills it (a slower first minute at 2,000 events/s). Clusters keep their
+#: own (``spark.executor.extraJavaOptions``).
 LOCAL_GC = "-XX:+UseParallelGC"
 
 
@@ -254,18 +191,15 @@ def _base_conf(settings: Settings) -> dict[str, str]:
         # metastore_db/ in the working directory (also when the SQL server starts)
         "spark.sql.catalogImplementation": "in-memory",
         # a continuous pipeline cycles through ~200 generated classes (every flow's stages,
-        # maintenance): with Spark's default of 100 cached, a 60 s run at 2,000 events/s
-        # compiled 2,383 classes (22 s), with 2,000 cached 538 (6 s); Janino's share of the
-        # driver JVM's CPU samples 19.7 % -> 5.0 % (docs/benchmarks.md)
+        # maintenance): with Spark's default of 100 cached, it compiles them again and again
         "spark.sql.codegen.cache.maxEntries": "2000",
         # every query's plan is described for the (disabled) UI's SQL tab, again on each
         # adaptive re-plan; "formatted" also numbers and lists every operator's fields
-        # (ExplainUtils: 1.8 % of the driver JVM's CPU samples, 0 with "simple"). EXPLAIN
-        # keeps its own mode.
+        # (ExplainUtils showed in the driver JVM's CPU profile). EXPLAIN keeps its own mode.
         "spark.sql.ui.explainMode": "simple",
         # a batch's decoded rows live in Spark's cache for two or three passes (count,
         # dead letters, write) and are then dropped: compressing them cost more than it
-        # saved (docs/benchmarks.md, 2026-11-26: a 500,000-event ODS batch)
+        # saved
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
     }
 

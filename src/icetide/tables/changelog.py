@@ -1,11 +1,7 @@
 """The changelog of a primary-key table: a companion append-only table (pure SQL).
 
-Why: Iceberg's ``create_changelog_view`` and ``.changes`` cannot read merge-on-read
-tables on Spark 3.5 ("Delete files are currently not supported in changelog scans"),
-and incremental reads skip overwrite/delete snapshots. So a primary-key table declared
-with ``changelog=True`` gets ``<table>__changelog``, written by icetide itself.
-
-Schema (one row per change, all columns optional)::
+A primary-key table declared with ``changelog=True`` gets ``<table>__changelog``, one
+row per change (all columns optional)::
 
     <key columns>   the row's primary key
     before          STRUCT of all table columns: the stored row before the change
@@ -15,44 +11,11 @@ Schema (one row per change, all columns optional)::
     _source_pos     the batch's end position (JSON text), as in the commit marker
     _commit_ts      TIMESTAMP the rows were computed at
 
-``-U`` and ``+U`` of one update carry the same two images, so a Flink-style consumer
-reads ``before`` for ``-U/-D`` and ``after`` for ``+I/+U``, and a delta consumer can read
-``+U`` rows alone. A downstream flow reads it as a source with ``op_column="_op"`` and
-``ordinal_column="_seq"`` after flattening the image
-(``CASE WHEN _op IN ('-U', '-D') THEN before ELSE after END``). ``_seq`` is numbered
-by one global ``row_number()`` (Spark logs "No Partition Defined for Window"): fine for
-near-real-time batches of changed keys.
-
-How: :func:`changelog_sql` runs *before* the MERGE. It left-joins the collapsed batch
-(the same SELECT the MERGE uses) with the current target rows on the key and renders
-the MERGE's own clauses (:class:`~icetide.tables.merge_sql.MergeActions`) as a CASE:
-``before`` = the stored row (NULL if absent), ``after`` = the row the MERGE will leave
-(NULL if it deletes, ``before`` if no clause applies). Rows whose ``after`` equals
-``before`` produce nothing, so changelog and table always agree.
-
-``_seq`` = ``seq_base + row_number()`` over the batch's changes ordered by key (``-U``
-before ``+U``). Use :func:`changelog_seq_base` with the changelog table's current last
-sequence number (single writer): ``(n + 1) << 32`` is what the next commit will carry
-in its high bits, so ``_seq`` grows across commits and is stable on a replay.
-
-Commit order (implemented by the flow loop; the changelog is a *side table* in
-:mod:`icetide.model.markers` terms):
-
-1. register the batch view; run :func:`~icetide.tables.merge_sql.collapse_sql`,
-   persist it and register it as a temp view; refresh the target (no catalog cache);
-2. unless the changelog's newest marker of this flow already has ``start`` equal to the
-   target's committed ``pos`` (a previous attempt appended it, then died): compute
-   :func:`changelog_sql` from the collapsed view and *append it now* (an action) with the
-   marker ``(start, end)`` in the snapshot summary;
-3. run :func:`~icetide.tables.merge_sql.merge_sql` with ``collapsed_view`` inside
-   ``CommitMetadata.withCommitProperties`` with the same marker.
-
-A crash between 2 and 3 leaves the target at ``start``: the loop re-plans exactly
-``[start, end)`` (``Source.plan_to``), skips step 2 and runs the MERGE against the
-unchanged target, which produces exactly the rows the changelog announced. This needs a
-deterministic batch and a single writer per target (nothing else may change the target
-between 2 and 3). Never build the changelog DataFrame lazily and write it after the MERGE:
-it would then read the merged table.
+:func:`changelog_sql` computes a batch's rows from its collapsed rows and the target as
+it is *before* the MERGE, numbered from :func:`changelog_seq_base`; they are appended,
+with the batch's marker, before the MERGE commits. Why a table of icetide's own, how the
+rows are computed, and the commit order that keeps the two exactly once: docs/semantics.md
+("A primary-key table's changelog").
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 which checks the procedure and argument names against :data:`PROCEDURES` (pinned Iceberg runtime,
 read from ``SparkProcedures`` — a test compares the two) before Spark sees the statement,
 so a typo is answered with the list of valid names instead of a parser stack trace.
+sqlglot reads the statement (Spark dialect; no dialect has ``CALL`` in its grammar, so the
+text after the keyword is parsed as the expression ``[catalog.]system.name(...)``).
 Argument *values* are SQL literals (``'text'``, ``42``, ``true``, ``map('k', 'v')``,
 ``TIMESTAMP '2026-01-01 00:00:00'``) passed through as written; :func:`call_sql` renders
 Python values for generated calls.
@@ -18,9 +20,13 @@ them as that DDL.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
+
+from sqlglot import Token, TokenType, exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, TokenError
 
 from icetide.errors import MaintenanceError
 from icetide.tables.sql import quote_ident, quote_qualified, sql_literal, sql_string
@@ -73,10 +79,18 @@ REF_PROCEDURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "drop_branch": (("table", "branch"), ()),
 }
 
-_CALL = re.compile(
-    r"^\s*(?:call\s+)?(?:(?P<catalog>`[^`]+`|\w+)\s*\.\s*)?system\s*\.\s*(?P<name>\w+)\s*"
-    r"\((?P<args>.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
-_NAMED = re.compile(r"^\s*(?P<name>\w+)\s*=>\s*(?P<value>.+?)\s*$", re.DOTALL)
+class _Tokenizer(Spark.Tokenizer):
+    """Spark's SQL, except that ``''`` inside a string is a quote (``tag => 'it''s'``), as
+    icetide has always read it; Spark would join two strings."""
+
+    STRING_ESCAPES: ClassVar[list[str]] = ["\\", "'"]
+
+
+_SPARK = Spark()
+_OPEN = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE})
+_CLOSE = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE})
+_SHAPE = ("write it as system.<procedure>(arg => value, ...), e.g. "
+          "system.rewrite_data_files(table => 'db.t')")
 
 
 @dataclass(frozen=True)
@@ -96,75 +110,116 @@ class ProcedureCall:
         return f"CALL {cat}.system.{self.name}({inner})"
 
 
+def _tokens(text: str) -> list[Token]:
+    try:
+        return _Tokenizer(dialect=_SPARK).tokenize(text)
+    except TokenError:
+        raise MaintenanceError(f"unbalanced quotes in {text.strip()[:120]!r}: close every "
+                               "quoted string") from None
+
+
+def _is_call_keyword(token: Token) -> bool:
+    """sqlglot reads ``CALL`` as a command: one token, the rest of the statement a string."""
+    return token.token_type == TokenType.COMMAND and token.text.upper() == "CALL"
+
+
 def is_call(text: str) -> bool:
-    """Whether ``text`` is a ``CALL`` statement (for ``icetide sql``)."""
-    return bool(re.match(r"^\s*call\s", text, re.IGNORECASE))
+    """Whether ``text`` is a ``CALL`` statement (for ``icetide sql``); one whose quotes do
+    not close counts by its first word, so :func:`parse_call` names the problem."""
+    try:
+        tokens = _tokens(text)
+    except MaintenanceError:
+        return text.split(maxsplit=1)[0].upper() == "CALL"
+    return bool(tokens) and _is_call_keyword(tokens[0])
+
+
+def _body(text: str) -> tuple[str, list[Token]]:
+    """The call without ``CALL`` and a final ``;``, and its tokens."""
+    tokens = _tokens(text)
+    if tokens and _is_call_keyword(tokens[0]):
+        if len(tokens) < 2 or tokens[1].token_type != TokenType.STRING or any(
+                t.token_type != TokenType.SEMICOLON for t in tokens[2:]):
+            raise MaintenanceError(f"not one procedure call: {text.strip()[:120]!r}; {_SHAPE}")
+        text = tokens[1].text
+        tokens = _tokens(text)
+    while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        tokens.pop()
+    return text, tokens
+
+
+def _path(node: exp.Expr) -> list[exp.Expr]:
+    """``lake.system`` → its identifiers."""
+    return [*_path(node.this), node.expression] if isinstance(node, exp.Dot) else [node]
+
+
+def _tree(text: str, tokens: list[Token]) -> tuple[exp.Func, list[str]]:
+    """The parsed call ``[catalog.]system.<function>(...)`` and the names before the
+    function; else :class:`MaintenanceError`."""
+    try:
+        statements = _SPARK.parser().parse(tokens, text)
+    except ParseError as error:
+        raise MaintenanceError(f"not a procedure call: {text.strip()[:120]!r} "
+                               f"({error.errors[0]['description']}); {_SHAPE}") from None
+    tree = statements[0] if len(statements) == 1 else None
+    if isinstance(tree, exp.Dot) and isinstance(tree.expression, exp.Func):
+        parts = _path(tree.this)
+        if (len(parts) <= 2 and all(isinstance(p, exp.Identifier) for p in parts)
+                and parts[-1].name.lower() == "system"):
+            return tree.expression, [p.name for p in parts]
+    raise MaintenanceError(f"not a procedure call: {text.strip()[:120]!r}; {_SHAPE}")
 
 
 def parse_call(text: str) -> ProcedureCall:
-    """Parse ``[CALL] [catalog.]system.name(arg => value, ...)`` and validate the names."""
-    match = _CALL.match(text)
-    if match is None:
-        raise MaintenanceError(
-            f"not a procedure call: {text.strip()[:120]!r}; write it as "
-            "system.<procedure>(arg => value, ...), e.g. "
-            "system.rewrite_data_files(table => 'db.t')")
-    name = match.group("name").lower()
-    catalog = match.group("catalog")
-    args = _named_args(name, split_args(match.group("args")))
+    """Parse ``[CALL] [catalog.]system.name(arg => value, ...)`` and validate the names.
+
+    sqlglot parses the call; each argument's value is kept as written, cut from the text
+    at its tokens (Iceberg's ``CALL`` takes literals only, such as ``TIMESTAMP '…'``,
+    which sqlglot would write back as a ``CAST``)."""
+    body, tokens = _body(text)
+    func, path = _tree(body, tokens)
+    name = (func.name if isinstance(func, exp.Anonymous) else func.sql_name()).lower()
+    args = _named_args(name, func.expressions, _values(body, tokens))
     validate(name, [k for k, _ in args])
-    return ProcedureCall(name, tuple(args), catalog.strip("`") if catalog else None)
+    return ProcedureCall(name, tuple(args), path[0] if len(path) == 2 else None)
 
 
-def _named_args(name: str, parts: list[str]) -> list[tuple[str, str]]:
+def _values(body: str, tokens: list[Token]) -> list[str]:
+    """Each argument's value as written: the call's tokens between its parentheses, cut
+    at top-level commas, without an argument's ``name =>``."""
+    start = next(i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN)
+    pieces: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens[start + 1:-1]:
+        depth += (token.token_type in _OPEN) - (token.token_type in _CLOSE)
+        if depth == 0 and token.token_type == TokenType.COMMA:
+            pieces.append([])
+        else:
+            pieces[-1].append(token)
+    values = [p[2:] if len(p) > 2 and p[1].token_type == TokenType.FARROW else p
+              for p in pieces if p]
+    return [body[v[0].start:v[-1].end + 1] for v in values]
+
+
+def _named_args(name: str, args: list[exp.Expr], values: list[str]) -> list[tuple[str, str]]:
     required, optional = _procedure(name)
     order = required + optional
     out: list[tuple[str, str]] = []
     named_seen = False
-    for index, part in enumerate(parts):
-        named = _NAMED.match(part)
-        if named is not None:
+    for index, (arg, value) in enumerate(zip(args, values, strict=True)):
+        if isinstance(arg, exp.Kwarg):
             named_seen = True
-            out.append((named.group("name").lower(), named.group("value")))
+            out.append((arg.this.name.lower(), value))
         elif named_seen:
             raise MaintenanceError(
-                f"positional argument {part.strip()!r} of {name} after a named one: name it "
+                f"positional argument {value!r} of {name} after a named one: name it "
                 "(arg => value)")
         elif index < len(order):
-            out.append((order[index], part.strip()))
+            out.append((order[index], value))
         else:
             raise MaintenanceError(
                 f"{name} takes at most {len(order)} arguments ({', '.join(order)}); "
-                f"got {len(parts)}")
+                f"got {len(args)}")
     return out
-
-
-def split_args(text: str) -> list[str]:
-    """Split at top-level commas, outside quotes and parentheses."""
-    parts: list[str] = []
-    depth, quote, escaped = 0, "", False
-    buf: list[str] = []
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch in "()":
-            depth += 1 if ch == "(" else -1
-        elif ch == "," and depth == 0:
-            parts.append("".join(buf))
-            buf = []
-            continue
-        buf.append(ch)
-    if quote or depth:
-        raise MaintenanceError(f"unbalanced quotes or parentheses in arguments ({text!r})")
-    tail = "".join(buf)
-    return [*parts, tail] if tail.strip() or parts else []
 
 
 def _procedure(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -177,21 +232,32 @@ def _procedure(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             f"{', '.join(sorted(REF_PROCEDURES))}") from None
 
 
+def _literal(text: str) -> exp.Expr | None:
+    """The tree of one argument's value; ``None`` when it is not one expression."""
+    try:
+        trees = _SPARK.parser().parse(_tokens(text), text)
+    except ParseError:
+        return None
+    return trees[0] if len(trees) == 1 else None
+
+
 def _string_arg(name: str, arg: str, literal: str) -> str:
     """The text of a string literal argument (``'v1'`` → ``v1``)."""
-    text = literal.strip()
-    if len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0]:
+    tree = _literal(literal)
+    if not (isinstance(tree, exp.Literal) and tree.is_string):
         raise MaintenanceError(f"{name}: {arg} => {literal.strip()} must be a quoted string, "
                                f"e.g. {arg} => 'v1'")
-    return text[1:-1].replace(text[0] * 2, text[0]).replace("\\" + text[0], text[0])
+    return tree.name
 
 
 def _int_arg(name: str, arg: str, literal: str) -> int:
-    text = literal.strip()
-    if not re.fullmatch(r"\d+L?", text):
-        raise MaintenanceError(f"{name}: {arg} => {text} must be a whole number, e.g. "
-                               f"{arg} => 7")
-    return int(text.rstrip("L"))
+    """A whole-number argument: ``42`` or Spark's ``42L`` (read as a cast to bigint)."""
+    tree = _literal(literal)
+    number = tree.this if isinstance(tree, exp.Cast) else tree
+    if not (isinstance(number, exp.Literal) and number.is_int):
+        raise MaintenanceError(f"{name}: {arg} => {literal.strip()} must be a whole number, "
+                               f"e.g. {arg} => 7")
+    return int(number.name)
 
 
 def ref_sql(catalog: str, name: str, args: Mapping[str, str]) -> str:

@@ -8,7 +8,6 @@ from icetide.pipelines.schemas import (
     has_column,
     normalize_type,
     parse_ddl,
-    split_top_level,
 )
 
 
@@ -29,10 +28,13 @@ def test_normalize_type(raw: str, normal: str) -> None:
     assert normalize_type(raw) == normal
 
 
-def test_split_top_level_respects_nesting_and_quotes() -> None:
-    text = "a INT, b STRUCT<x: INT, y: STRING>, c STRING COMMENT 'p, q', d DECIMAL(10, 2)"
-    assert split_top_level(text) == [
-        "a INT", "b STRUCT<x: INT, y: STRING>", "c STRING COMMENT 'p, q'", "d DECIMAL(10, 2)"]
+def test_parse_ddl_reads_past_quotes_nesting_and_comments() -> None:
+    ddl = ("a INT, b STRUCT<x: INT, y: MAP<STRING, ARRAY<DECIMAL(10, 2)>>>, "
+           "c STRING COMMENT 'p, q', `d, e` DECIMAL(10, 2) -- a comment, with a comma\n"
+           ", f /* g INT, */ TIMESTAMP NOT NULL, `h``i` DATE")
+    assert parse_ddl(ddl) == {
+        "a": "int", "b": "struct<x:int,y:map<string,array<decimal(10,2)>>>", "c": "string",
+        "d, e": "decimal(10,2)", "f": "timestamp", "h`i": "date"}
 
 
 def test_parse_ddl() -> None:
@@ -47,7 +49,8 @@ def test_parse_ddl() -> None:
 @pytest.mark.parametrize(
     ("ddl", "message"),
     [("uid", "is not 'name TYPE'"), ("a INT, A STRING", "twice"), ("", "no columns"),
-     ("1a INT", "is not 'name TYPE'")],
+     ("1a INT", "is not 'name TYPE'"), ("a INT, b NOSUCHTYPE, c INT", "near 'b'"),
+     ("a INT>), (b INT", "is not 'name TYPE'"), ("a STRING COMMENT 'x", "is not 'name TYPE'")],
 )
 def test_parse_ddl_errors(ddl: str, message: str) -> None:
     with pytest.raises(PipelineError, match=message):

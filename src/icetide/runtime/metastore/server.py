@@ -47,8 +47,7 @@ PASSWORD_ENV = "ICETIDE_METASTORE__PASSWORD"
 
 #: The service JVM compiles with C1 only and collects with one thread: Derby generates a
 #: class per SQL statement, and the stock JVM's C2 spends the service's first minutes
-#: recompiling them. A fresh service's start + first 300 table look-ups took 25.98 → 10.67
-#: CPU seconds, the next 600 20.10 → 11.18 ms each (docs/benchmarks-history.md, 2026-11-25 19:59).
+#: recompiling them (figures: docs/benchmarks-history.md).
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 #: Seconds the bound socket may take to serve (its thread starts it at once; the client
 #: side gives up after ``metastore.start_timeout`` anyway).

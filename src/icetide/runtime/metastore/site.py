@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from xml.sax.saxutils import escape
 
 from icetide.config import Settings
@@ -75,22 +76,12 @@ def hive_site(settings: Settings, paths: MetastorePaths) -> str:
     return '<?xml version="1.0"?>\n<configuration>\n' + "\n".join(lines) + "\n</configuration>\n"
 
 
-LOG4J2 = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = stderr
-appender.stderr.type = Console
-appender.stderr.name = stderr
-appender.stderr.target = SYSTEM_ERR
-appender.stderr.layout.type = PatternLayout
-appender.stderr.layout.pattern = %d{ISO8601} %p %c{1}: %m%n%ex
-# one ERROR per client that disconnects: says nothing
-logger.thrift.name = org.apache.thrift.server.TThreadPoolServer
-logger.thrift.level = off
-"""
+#: The service JVM's log4j2 configuration (package data beside this module).
+LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
 def write_conf(settings: Settings, paths: MetastorePaths) -> None:
     """Write ``hive-site.xml`` and the log config (private to the owner)."""
     paths.conf_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     (paths.conf_dir / "hive-site.xml").write_text(hive_site(settings, paths))
-    (paths.conf_dir / "log4j2.properties").write_text(LOG4J2)
+    (paths.conf_dir / "log4j2.properties").write_text(LOG4J2.read_text())

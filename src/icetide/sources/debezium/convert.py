@@ -1,29 +1,16 @@
 """A message's value as its column's declared Spark type (pure: no Spark, no Kafka).
 
 The value comes either decoded by its field schema (:func:`.decode.by_schema`: a Python
-value of the carried type) or, for schema-less messages, as the JSON value itself. It is
-converted only where nothing is lost — MySQL's ``TINYINT(1)`` 0/1 to ``boolean``, an integer
-to a wider type or to a narrower one it fits, a whole double to an integer, a decimal to one
-that holds it exactly, any scalar to ``string``, a date to a ``timestamp`` at midnight UTC;
-anything else raises :class:`Mismatch` with why, and the row goes to the dead-letter table.
-
-Schema-less messages carry only JSON, so the declared type says how to read it, as
-Debezium writes it by default:
-
-* ``decimal(p,s)``: base64 of the unscaled big-endian two's-complement bytes
-  (``decimal.handling.mode=precise``), a ``{"scale", "value"}`` object
-  (``VariableScaleDecimal``), a number (``double``) or a number's text (``string``). Text
-  that is both a plain number and base64 (digits only, a multiple of 4 long) is read as the
-  number for ``s = 0`` and as base64 for ``s > 0``: Debezium's ``string`` mode writes the
-  point whenever the scale is positive, and a digits-only base64 text is always a negative
-  unscaled value;
-* ``date``: days since 1970-01-01 (``io.debezium.time.Date``) or ISO text;
-* ``timestamp``: a number since the epoch — ms (``io.debezium.time.Timestamp``, MySQL's
-  ``DATETIME(0..3)``), µs (``MicroTimestamp``: ``DATETIME(4..6)``, PostgreSQL's
-  ``timestamp``) or ns (``NanoTimestamp``), told apart by size: below 10^13 ms, below 10^16
-  µs, else ns (so only instants within 115 days of 1970-01-01 in µs or ns are misread: send
-  schemas for those) — or ISO-8601 text (``ZonedTimestamp``; text without an offset is UTC);
-* ``binary``: base64 text.
+value of the carried type) or, for schema-less messages, as the JSON value itself, read
+by the declared type as Debezium writes it by default (a decimal as base64 unscaled bytes,
+a ``{"scale", "value"}`` object, a number or its text; a date as days since the epoch or
+ISO text; a timestamp as ms, µs or ns since the epoch told apart by size, or ISO-8601
+text; binary as base64). It is converted only where nothing is lost — ``TINYINT(1)`` 0/1
+to ``boolean``, an integer to a type that holds it, a decimal to one that holds it
+exactly, any scalar to ``string``, a date to a ``timestamp`` at midnight UTC; anything else
+raises :class:`Mismatch` with why, and the row goes to the dead-letter table. Every
+accepted form, and the two readings only a schema tells apart: docs/cdc.md ("Debezium
+topics").
 """
 
 from __future__ import annotations

@@ -1,34 +1,19 @@
 """Decode Debezium change events by their schema (pure: no Spark, no Kafka).
 
-Debezium 2.x and 3.x with their default converter settings write each change as JSON, with the
-Kafka Connect schema of every field beside the payload (``schemas.enable=true``). A
-field's *logical type* (``name``) says how to read its value:
+Debezium 2.x and 3.x with their default converter settings write each change as JSON, with
+the Kafka Connect schema of every field beside the payload (``schemas.enable=true``). A
+field's *logical type* (Connect's ``Decimal``, Debezium's ``VariableScaleDecimal``,
+``Date``, ``Time``/``MicroTime``/``NanoTime``, ``Timestamp``/``MicroTimestamp``/
+``NanoTimestamp``, ``ZonedTimestamp``, ``Json``, ``Enum``; Connect's ``Date``/``Time``/
+``Timestamp``) says how to read its value, else its Connect type does. Schema-less
+messages are read by the declared column types instead (:mod:`.convert`); either way the
+value then becomes the column's declared type where nothing is lost
+(:func:`.convert.convert`).
 
-* ``org.apache.kafka.connect.data.Decimal``: base64 big-endian unscaled bytes and
-  ``parameters.scale`` → ``Decimal``; ``io.debezium.data.VariableScaleDecimal``:
-  ``{"scale": s, "value": base64}`` → ``Decimal``;
-* ``io.debezium.time.Date``: days since 1970-01-01 → ``date``;
-* ``io.debezium.time.Time`` / ``MicroTime`` / ``NanoTime``: ms / µs / ns since midnight
-  → ``HH:MM:SS.ffffff`` text (Spark has no time-of-day type);
-* ``io.debezium.time.Timestamp`` / ``MicroTimestamp`` / ``NanoTimestamp``: ms / µs / ns
-  since the epoch → ``datetime`` (UTC); ``ZonedTimestamp``: ISO-8601 text with an offset;
-* ``io.debezium.data.Json``, ``io.debezium.data.Enum``: text;
-* ``org.apache.kafka.connect.data.Date`` / ``Time`` / ``Timestamp``
-  (``time.precision.mode=connect``): days / ms since midnight / ms since the epoch.
-
-Without a logical type the Connect type decides (``int8``…``int64``, ``float32/64``,
-``boolean``, ``string``, ``bytes`` as base64). ``decimal.handling.mode=double`` and
-``string`` arrive as plain numbers and text. Schema-less messages are read by the
-declared column types instead (:mod:`.convert`). Either way the value then becomes the
-column's declared type where nothing is lost (:func:`.convert.convert`: MySQL's
-``TINYINT(1)``, an ``int16``, into a ``boolean`` column when it is 0 or 1, ...).
-
-A message that cannot be decoded — not JSON, not an envelope, an unknown ``op``, a
-``c``/``u`` without ``after`` (a ``d`` without ``before``), a key that cannot be read as
-its type, a value its column's type cannot hold (the reason names the column, what the
-message carries and the declared type) — yields a reason: it goes to the flow's
-dead-letter table, never lost and never fatal. A tombstone (null value after a delete)
-carries nothing and is skipped.
+A message that cannot be decoded (not JSON, not an envelope, an unknown ``op``, a
+missing image, a key or value its type cannot hold) yields a reason naming the column:
+it goes to the flow's dead-letter table, never lost and never fatal. A tombstone is
+skipped. Each logical type and the dead-letter cases: docs/cdc.md ("Debezium topics").
 """
 
 from __future__ import annotations

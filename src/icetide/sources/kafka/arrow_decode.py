@@ -3,31 +3,15 @@
 :class:`JsonDecoder` turns a batch of raw Kafka messages (``reader.ARROW_SCHEMA``) into
 the declared schema's columns, so Spark never runs ``from_json`` on ordinary records.
 Ordinary records take :mod:`.struct_decode` (``msgspec`` into a typed record, only
-where that provably gives what the path below gives); the others go through ``orjson``
-dicts, one record at a time, as described here. It accepts only what it can prove Spark's
-``from_json`` (PERMISSIVE, the options of :mod:`.decode`) would accept *with the same
-values*; everything else is **deferred**: the record keeps its raw bytes and
-:func:`icetide.sources.kafka.task_decode.finish_decoded` parses it with Spark exactly as
-before — valid after all, or a dead letter with Spark's reason. So what is valid and
-what is dead-lettered, and why, cannot drift from the JVM path; rejected records (rare)
-cost what they always did.
-
-Accepted here (value from ``orjson``, which is stricter than Spark's Jackson: it
-rejects single quotes, ``NaN``, trailing text, invalid UTF-8 — all deferred):
-
-* a JSON object whose schema fields all have the declared type or are absent/``null``;
-* ``string`` fields: JSON strings as they are, integers as their decimal text
-  (``513248`` → ``"513248"``), booleans as ``true``/``false`` (Spark does the same);
-  floats, objects and arrays in a string field are deferred (Spark re-serializes them);
-* ``int``/``bigint``: integers in range (not booleans); ``boolean``: ``true``/``false``;
-* every ``required`` field present and not ``null``.
-
-Deferred besides: unparseable or non-object records, wrong types, missing required
-fields, and a schema field appearing twice at the top level (Spark fails on a bad
-earlier duplicate, orjson keeps the last). Duplicates are screened cheaply: only records
-with more ``:`` than top-level keys (nested objects, colons in strings) are re-read with
-:mod:`json`'s pair hook. Schemas with other types (double, decimal, timestamps, nested
-types) are not decoded here at all (:meth:`JsonDecoder.for_fields` returns ``None``).
+where that provably gives what the dict path gives); the others go through ``orjson``
+dicts, one record at a time. It accepts only what it can prove Spark's ``from_json``
+(PERMISSIVE, the options of :mod:`.decode`) would accept *with the same values*;
+everything else is **deferred**: the record keeps its raw bytes and
+:func:`icetide.sources.kafka.task_decode.finish_decoded` parses it with Spark — valid
+after all, or a dead letter with Spark's reason — so what is valid and why cannot drift
+from the JVM path. Schemas with types other than ``string``, ``int``, ``bigint`` and
+``boolean`` are not decoded here (:meth:`JsonDecoder.for_fields` returns ``None``).
+What is accepted and what deferred: docs/architecture.md ("Decoding JSON values").
 """
 
 from __future__ import annotations

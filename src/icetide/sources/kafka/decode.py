@@ -5,29 +5,14 @@ in the JVM). ``kafka.reader=python`` decodes in its reader tasks and parses only
 records they defer with the same functions (:mod:`.task_decode`), so both readers share
 one definition of valid and one set of reasons.
 
-:func:`parse_json` parses ``value`` with Spark's ``from_json`` in PERMISSIVE mode with a
+:func:`parse_json` parses ``value`` with ``from_json`` in PERMISSIVE mode with a
 corrupt-record column: a record that is not a JSON object, is truncated, or has a value
-of the wrong type (``"expendTime": "abc"`` for an int, an int overflow, a float for an
-int) sets that column instead of being silently nulled. Valid rows must also carry
-every ``required`` field (present and not ``null``).
-
-Only the rejected rows pay for the explanation: a second parse with every field as a
-string, then one single-field typed parse per non-string field, produce messages like
-``malformed JSON``, ``field expendTime: expected int, got string 'abc'`` or
-``missing required field uid``.
-
-Cost: each of ``valid`` and ``invalid`` parses every row once (the explanation runs
-for rejected rows only), and both derive from ``df_raw``. When consuming both, either
-persist ``df_raw`` (2 parses per row) or persist the frame of
-:func:`decode_json` and split it with :func:`split_decoded` (1 parse per row).
-``from_json`` alone did 70-100k rows/s on 2 shared cores; in a batch profile of 400k
-click events it took 4.3 of 6.3 s (read + decode) with the Python reader, hence its
-in-task decoding (orjson, ~200k records/s per core; Spark's parser only for deferred
-records).
-
-Spark semantics kept on purpose: a string field accepts any JSON value (a number
-``513248`` becomes ``"513248"``); trailing text after a complete object
-(``{"a":1} junk``) is ignored and the record counts as valid.
+of the wrong type sets that column instead of being silently nulled; valid rows must also
+carry every ``required`` field. Only rejected rows pay for the explanation (``malformed
+JSON``, ``field expendTime: expected int, got string 'abc'``, ``missing required field
+uid``). Spark's semantics are kept: a string field accepts any JSON value, trailing text
+after a complete object is ignored. What each parse costs and how to consume both
+halves: docs/architecture.md ("Decoding JSON values").
 """
 
 from __future__ import annotations

@@ -6,18 +6,13 @@ A batch ``[start, end)`` per partition becomes one ``spark.read.format("kafka")`
 and no consumer group is joined. The values are decoded by ``from_json`` in the JVM
 (:func:`~icetide.sources.kafka.decode.decode_json`), dead letters keep their raw bytes.
 
-* ``failOnDataLoss=true``: the planner already applied ``kafka.offset_out_of_range``
-  (``fail`` names the gap, ``earliest`` skips and counts it), so an offset that vanishes
-  between planning and reading fails the batch, as with the Python reader; the batch is
-  planned again and the policy applies then. Gaps the broker leaves on purpose
-  (transaction markers, aborted records under ``read_committed``, compaction) are not
-  data loss: Spark's consumer skips them.
-* Tasks: as many as :func:`~icetide.sources.kafka.layout.task_count` says — short
-  partition ranges share a task (``coalesce``, so a batch writes one file per task
-  slot, not per Kafka partition) and long ones are split (``minPartitions``).
-* ``kafkaConsumer.pollTimeoutMs`` bounds one poll (Spark's default is
-  ``spark.network.timeout``, 120 s): a broker silent for that long fails the batch, which
-  the flow loop retries, its planning waiting for the broker with backoff.
+``failOnDataLoss=true``: the planner already applied ``kafka.offset_out_of_range``, so an
+offset that vanishes between planning and reading fails the batch, which is planned again
+(gaps the broker leaves on purpose — transaction markers, aborted records, compaction —
+are skipped, not data loss). Tasks: :func:`~icetide.sources.kafka.layout.task_count`
+(short ranges share a task, long ones are split). ``kafkaConsumer.pollTimeoutMs`` bounds
+one poll: a silent broker fails the batch, which the flow loop retries. Both readers
+compared: docs/architecture.md ("Kafka").
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The fast path of :class:`~icetide.sources.kafka.arrow_decode.JsonDecoder`: ``msgspec``.
 
 ``msgspec`` decodes a value straight into a typed record (no dict, no per-field type
-checks in Python): decoding 1,000,000 click events into columns in one reader took
-about 1.5 CPU-s this way against 1.85 through the dict path (docs/benchmarks.md,
-2026-11-27). It takes a record only when it can prove the dict path would take it with the same
-values:
+checks in Python), which costs less CPU than the dict path. It takes a record only when
+it can prove the dict path would take it with the same values:
 
 * ``msgspec`` decoded it: a JSON object with valid UTF-8, no ``NaN`` or trailing text,
   whose schema fields have exactly the declared type (a string in a ``string`` field, an

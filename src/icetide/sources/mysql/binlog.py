@@ -7,24 +7,16 @@ committed :class:`BinlogPosition` and returns a :class:`BinlogBatch`:
 * changes of followed tables as :class:`~icetide.sources.mysql.changes.Change` records
   (``c``/``u``/``d``, before/after images with the binlog's own column names, a sequence
   from file/event/row, the transaction's commit time);
-* ``end``: always a transaction boundary (after an ``XidEvent``, a ``COMMIT`` query, a
-  DDL statement, or a rotate between transactions), so a batch never ends inside a
-  transaction and ``end`` is a valid ``start`` for the next batch;
+* ``end``: always a transaction boundary, a valid ``start`` for the next batch;
 * at most ``max_changes`` changes, rounded up to the end of the last transaction, or
-  exactly up to ``until`` (re-reading a planned range).
+  exactly up to ``until`` (re-reading a planned range);
+* a :class:`SchemaChange` instead of rows when a table's TABLE_MAP differs from the
+  known schema (:class:`~icetide.sources.mysql.tablemap.SchemaBook`), DDL statements as
+  :class:`DdlRecord` values; DROP / RENAME / TRUNCATE TABLE end the batch as ``fatal``.
 
-Schemas come from the binlog itself: every row event follows a TABLE_MAP event with
-the table's columns as written (``binlog_row_metadata=FULL``; see ``tablemap.py``), kept
-in a :class:`~icetide.sources.mysql.tablemap.SchemaBook`. When a table map differs from
-the known schema, the batch ends before that transaction; if it has no changes yet it
-reports a :class:`SchemaChange` instead (old and new schema), so a batch never mixes
-shapes and a lagging reader never applies ``information_schema``'s newer schema to older
-rows. DDL statements on followed tables are returned as :class:`DdlRecord` values (rename
-hints); DROP / RENAME / TRUNCATE TABLE end the batch as ``fatal``.
-
-A purged or invalid start position (server error 1236, or a file missing from
-``SHOW BINARY LOGS``) raises :class:`~icetide.errors.PositionLostError` naming the
-position and the remedy.
+A purged or invalid start position raises :class:`~icetide.errors.PositionLostError`.
+Why schemas come from the binlog and where a batch ends: docs/cdc.md ("Reading the
+binlog").
 """
 
 from __future__ import annotations

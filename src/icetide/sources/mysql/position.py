@@ -11,28 +11,11 @@ snapshot summary. It has two phases::
     {"phase": "binlog", "file": "binlog.000004", "pos": 885, "gtid": "0-1-90",
      "snapshot": null}
 
-Design
-------
-* ``file``/``pos``/``gtid`` in the snapshot phase are the binlog coordinates of the FIRST
-  consistent view the snapshot was read from (``P``). They never change during the
-  snapshot phase; the binlog phase starts exactly there.
-* Each table is read in primary-key order with keyset pagination; ``after`` is the last
-  key of the last committed chunk (JSON-encoded by :func:`encode_key`), ``done`` marks a
-  finished table. A batch of the snapshot phase is ``[after_start, after_end]`` of one table.
-* After a crash (kill -9) mid-snapshot, the next run opens a NEW consistent view ``P2 >= P``
-  and continues each unfinished table after its committed key. Rows already committed came
-  from view ``P``, the rest from ``P2``. This converges to the source because every binlog
-  change carries the full row image (``binlog_row_image=FULL``) and is applied as an
-  idempotent upsert/delete keyed by the primary key, and the binlog is replayed from ``P``
-  (the oldest view): any row state from a view ``>= P`` is overwritten by the replayed
-  changes up to the newest view, after which every key is exact. An update that changes
-  the key is applied as a delete of the old key plus an upsert of the new one, so keys that
-  moved between chunks converge too. Until the binlog passes the newest view the target
-  may show a mix of states — the same guarantee a single snapshot gives mid-load.
-* Snapshot rows are stamped with the sequence of the view they were read from and binlog
-  rows with their own position (see :func:`sequence`), so ``_pos`` orders a key's versions.
-* ``gtid`` is informational on MariaDB (``BINLOG_GTID_POS`` of the view / the GTIDs of the
-  committed transactions, one per domain) and can be used to resume after a fail-over.
+In the snapshot phase ``file``/``pos``/``gtid`` are the coordinates of the first
+consistent view, where the binlog phase starts; ``after`` is the last key of a table's
+last committed chunk (:func:`encode_key`), ``done`` marks a finished table. What each
+field means and why a snapshot resumed after a crash converges: docs/cdc.md ("Positions
+and a resumed snapshot").
 """
 
 from __future__ import annotations

@@ -1,29 +1,14 @@
 """Consistent initial snapshot: a view with its exact binlog position, read in PK chunks.
 
 :func:`open_view` puts a connection into a read-only ``REPEATABLE READ`` transaction
-and returns the binlog position that transaction sees:
-
-* ``consistent-snapshot`` (no global lock; MariaDB and Percona Server):
-  ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` then ``SHOW STATUS LIKE
-  'binlog_snapshot_%'`` — the server reports the binlog coordinate of the view itself,
-  and ``BINLOG_GTID_POS(file, pos)`` its GTID state on MariaDB.
-* ``flush-lock`` (MySQL 5.7/8): ``FLUSH TABLES WITH READ LOCK``; read the position
-  (``SHOW MASTER STATUS`` / ``SHOW BINARY LOG STATUS``, ``@@gtid_executed``);
-  ``START TRANSACTION WITH CONSISTENT SNAPSHOT``; ``UNLOCK TABLES`` — writes are blocked
-  for the few milliseconds in between. Needs the RELOAD privilege.
-
-``auto`` picks the first when the server has ``binlog_snapshot_file``. Reading the
-position *after* starting a plain transaction is not consistent and is never done.
-
-Rows are read with keyset pagination in primary-key order (``WHERE key > last ORDER BY
-key LIMIT n``), so each chunk is an index range scan and a resumed snapshot continues
-after the last committed key. The session time zone is UTC, so TIMESTAMP values come
-back as naive UTC datetimes, like the binlog's.
-
-The view's transaction holds metadata locks on the tables it has read until it ends:
-an ALTER TABLE on such a table waits for the snapshot (as with ``mysqldump
---single-transaction``). Keep views short-lived (``MySqlSource`` re-opens them after
-``max_view_age`` seconds; see ``position.py`` for why that is still correct).
+and returns the binlog position that transaction sees, by ``START TRANSACTION WITH
+CONSISTENT SNAPSHOT`` and the server's ``binlog_snapshot_*`` status (MariaDB, Percona;
+no lock) or under a brief ``FLUSH TABLES WITH READ LOCK`` (MySQL; needs RELOAD); ``auto``
+picks the first where the server has it. Rows are read with keyset pagination in
+primary-key order, so a resumed snapshot continues after the last committed key; the
+session time zone is UTC. A view holds metadata locks on the tables it read: keep it
+short-lived (``max_view_age``). The two methods and why they are consistent: docs/cdc.md
+("The consistent snapshot").
 """
 
 from __future__ import annotations

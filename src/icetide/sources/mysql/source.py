@@ -1,28 +1,23 @@
 """``MySqlSource``: MySQL 5.7/8 and MariaDB 10.x tables by snapshot + binlog CDC.
 
-Positions are :class:`~icetide.sources.mysql.position.CdcPosition` JSON values (see
-``position.py`` for the snapshot-resume design). A batch is either one table's snapshot
-chunk range (phase ``snapshot``) or a binlog range ending on a transaction boundary
-(phase ``binlog``). :meth:`MySqlSource.rows` returns the batch as Spark-ready tuples per
-table — the last change per key, with ``_op``/``_pos``/``_ts`` — and
-:meth:`MySqlSource.read_tables` as DataFrames with the mapped schemas; applying them
-(MERGE: ``_op = 'd'`` deletes, every other op upserts) is the flow loop's job.
+A batch is one table's snapshot chunk range or a binlog range ending on a transaction
+boundary (positions: :mod:`.position`). :meth:`MySqlSource.rows` returns it as Spark-ready
+tuples per table — the last change per key, with ``_op``/``_pos``/``_ts`` — and
+:meth:`MySqlSource.read_tables` as DataFrames; applying them is the flow loop's job.
 
 Contract for the flow loop, per batch:
 
-1. ``info["schema_changes"] = {table: [action, ...]}`` (``evolution.py``; ``create``
-   for a table created after the start) must be applied to the targets *before* the
-   batch's rows. A change to a known table's shape arrives in a batch of its own with
-   no rows (its ``end`` may equal its ``start``). Unsupported changes raise
-   :class:`~icetide.errors.SchemaChangeError` from ``plan`` and the flow stops there.
-2. ``info["adopted"]`` lists tables whose schema the source learned from the binlog
-   after a restart; compare those targets with :meth:`MySqlSource.batch_schemas` (e.g.
-   with :func:`~icetide.cdc.evolution.diff_schemas`).
-3. One source may follow several tables; a batch's ``end`` covers all of them, so the
-   targets of one source should be committed together or each keep its own position.
+1. ``info["schema_changes"] = {table: [action, ...]}`` (``create`` for a table created
+   after the start) is applied to the targets *before* the batch's rows; a change to a
+   known table's shape comes in a batch of its own with no rows. Unsupported changes
+   raise :class:`~icetide.errors.SchemaChangeError` from ``plan``.
+2. ``info["adopted"]`` lists tables whose schema the source learned from the binlog after
+   a restart: compare those targets with :meth:`MySqlSource.batch_schemas`.
+3. A batch's ``end`` covers every table the source follows: commit their targets
+   together, or give each its own position (docs/cdc.md, "Several tables, one position").
 
-A batch with ``records == 0`` and ``end != start`` only moves past other tables'
-traffic; committing it keeps the stored position (and the binlog it pins) fresh.
+A batch with ``records == 0`` and ``end != start`` only moves past other tables' traffic;
+committing it keeps the stored position (and the binlog it pins) fresh.
 """
 
 from __future__ import annotations

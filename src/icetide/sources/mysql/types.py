@@ -1,60 +1,46 @@
 """MySQL/MariaDB column types → Spark/Iceberg types, and value converters (pure).
 
-Input is ``information_schema.COLUMNS.COLUMN_TYPE`` (e.g. ``decimal(10,4)``,
-``int(10) unsigned``, ``enum('a','b')``); output is a Spark SQL type string.
-
-=====================================  ===================  ==============================
-MySQL                                   Spark / Iceberg      note
-=====================================  ===================  ==============================
-TINYINT, SMALLINT, MEDIUMINT, INT       int                  unsigned INT → bigint
-TINYINT(1)                              int                  boolean with
-                                                             ``tinyint1_as_boolean=True``
-                                                             (off by default: MySQL stores
-                                                             any -128..127 in a "BOOL")
-BIGINT                                  bigint               unsigned → decimal(20,0)
-DECIMAL(p,s)                            decimal(p,s)         p > 38 is refused
-FLOAT / DOUBLE                          float / double
-BIT(1) / BIT(n)                         boolean / bigint
-YEAR                                    int
-CHAR, VARCHAR, *TEXT, ENUM, SET         string               SET as 'a,b' in definition order
-JSON (MySQL; MariaDB: LONGTEXT)         string               compact JSON text
-BINARY, VARBINARY, *BLOB                binary
-DATE                                    date                 zero date → null
-DATETIME(n)                             timestamp_ntz        wall-clock value, no zone: it
-                                                             is kept as written
-TIMESTAMP(n)                            timestamp            an instant (UTC)
-TIME                                    string               '[-]HH:MM:SS[.ffffff]'; TIME
-                                                             spans ±838 h, no Spark type fits
-=====================================  ===================  ==============================
-
-DATETIME → ``timestamp_ntz`` is the faithful choice: MySQL DATETIME carries no zone, so
-turning it into an instant would need a guessed zone. TIMESTAMP values are instants;
-they are produced as timezone-aware UTC datetimes so PySpark stores the same instant
-whatever the driver's local zone is (PySpark reads *naive* datetimes as local time).
+:func:`spark_type` maps an ``information_schema.COLUMNS.COLUMN_TYPE`` (``decimal(10,4)``,
+``int(10) unsigned``, ``enum('a','b')``), parsed by sqlglot's MySQL dialect, to a Spark
+SQL type string, and refuses what has no faithful Spark type (:class:`SourceError`
+naming it). :func:`converter` turns a pymysql or binlog value into its Spark value:
+DATETIME stays a wall-clock ``timestamp_ntz``, TIMESTAMP becomes a timezone-aware UTC
+instant, zero dates become null, SET members are joined in definition order. The
+mapping, type by type, and why: docs/cdc.md ("Column types").
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import SupportsFloat, SupportsInt, cast
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import SqlglotError
 
 from icetide.cdc.types import decimal_parts
 from icetide.errors import SourceError
 
 Converter = Callable[[object], object]
 
-_TYPE_RE = re.compile(r"^\s*([a-z0-9 ]+?)\s*(?:\((.*)\))?\s*((?:unsigned|signed|zerofill|\s)*)$")
-_INTS = {"tinyint", "smallint", "mediumint", "int", "integer"}
+_INTS = {"tinyint", "smallint", "mediumint", "int"}
 _STRINGS = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"}
 _BINARIES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
-_SIMPLE = {"float": "float", "double": "double", "real": "double", "double precision": "double",
-           "date": "date", "year": "int", "time": "string", "bool": "boolean",
-           "boolean": "boolean"}
+_SIMPLE = {"float": "float", "double": "double", "date": "date", "year": "int",
+           "time": "string", "boolean": "boolean"}
+#: sqlglot's names of MySQL types that are not MySQL's own spelling: unsigned integers
+#: and decimals (``UINT`` is ``int unsigned``), and ``TIMESTAMP`` (an instant: sqlglot's
+#: ``TIMESTAMPTZ``; MySQL's ``DATETIME`` stays ``DATETIME``).
+_BASES: dict[exp.DType, str] = {
+    **{t: name.lower() for t, name in MySQL.Generator.UNSIGNED_TYPE_MAPPING.items()},
+    exp.DType.TIMESTAMPTZ: "timestamp",
+}
 MAX_DECIMAL_PRECISION = 38
 
 
@@ -70,29 +56,50 @@ DEFAULT_TYPES = TypeOptions()
 
 @dataclass(frozen=True)
 class ParsedType:
-    """A parsed ``COLUMN_TYPE``: base name, arguments inside parentheses, unsigned flag."""
+    """A parsed ``COLUMN_TYPE``: base name (MySQL's canonical one: ``integer`` is ``int``),
+    the arguments inside its parentheses (ENUM/SET members unquoted), unsigned flag."""
 
     base: str
-    args: str
+    params: tuple[str, ...]
     unsigned: bool
 
     def members(self) -> list[str]:
         """ENUM/SET members in definition order."""
-        return [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", self.args)]
+        return list(self.params) if self.base in ("enum", "set") else []
 
 
+@lru_cache(maxsize=4096)
 def parse_column_type(column_type: str) -> ParsedType:
-    """Parse ``int(10) unsigned`` → ``ParsedType('int', '10', True)``."""
-    match = _TYPE_RE.match(column_type.lower())
-    if not match:
-        raise SourceError(f"cannot parse MySQL column type {column_type!r}")
-    base, args, mods = match.group(1).strip(), match.group(2) or "", match.group(3) or ""
-    return ParsedType(base, args, "unsigned" in mods)
+    """Parse ``int(10) unsigned`` → ``ParsedType('int', ('10',), True)``.
+
+    sqlglot's MySQL dialect reads it as the type of a column definition, which also takes
+    ``zerofill`` and refuses trailing words (a bare type would drop them). Cached: every
+    TABLE_MAP event maps its columns again."""
+    try:
+        tree = sqlglot.parse_one(f"CREATE TABLE t (c {column_type})", read="mysql")
+    except SqlglotError:
+        raise _unsupported(column_type) from None
+    schema = tree.this if isinstance(tree, exp.Create) else None
+    columns = schema.expressions if isinstance(schema, exp.Schema) else []
+    parsed = columns[0].args.get("kind") if len(columns) == 1 else None
+    if not isinstance(parsed, exp.DataType):
+        raise _unsupported(column_type)
+    dtype = parsed.this
+    base = _BASES.get(dtype, dtype.value.lower())
+    params = tuple(p.name for p in parsed.expressions)
+    return ParsedType(base, params, dtype in MySQL.Generator.UNSIGNED_TYPE_MAPPING)
+
+
+def _unsupported(column_type: str) -> SourceError:
+    return SourceError(
+        f"MySQL column type {column_type!r} is not supported by the CDC source; "
+        "exclude the table (exclude pattern) or change the column to a supported type"
+    )
 
 
 def _decimal(p: ParsedType, column_type: str) -> str:
-    parts = [a.strip() for a in p.args.split(",")] if p.args else ["10", "0"]
-    precision, scale = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    precision = int(p.params[0]) if p.params else 10
+    scale = int(p.params[1]) if len(p.params) > 1 else 0
     if precision > MAX_DECIMAL_PRECISION:
         raise SourceError(
             f"MySQL type {column_type!r} exceeds Iceberg's decimal precision "
@@ -104,16 +111,16 @@ def _decimal(p: ParsedType, column_type: str) -> str:
 def spark_type(column_type: str, options: TypeOptions = DEFAULT_TYPES) -> str:
     """The Spark/Iceberg type of a MySQL ``COLUMN_TYPE``; :class:`SourceError` if unsupported."""
     p = parse_column_type(column_type)
-    if p.base == "tinyint" and p.args == "1" and options.tinyint1_as_boolean:
+    if p.base == "tinyint" and p.params == ("1",) and options.tinyint1_as_boolean:
         return "boolean"
     if p.base in _INTS:
-        return "bigint" if p.unsigned and p.base in {"int", "integer"} else "int"
+        return "bigint" if p.unsigned and p.base == "int" else "int"
     if p.base == "bigint":
         return "decimal(20,0)" if p.unsigned else "bigint"
-    if p.base in {"decimal", "numeric", "dec", "fixed"}:
+    if p.base == "decimal":
         return _decimal(p, column_type)
     if p.base == "bit":
-        return "boolean" if p.args in ("", "1") else "bigint"
+        return "boolean" if p.params in ((), ("1",)) else "bigint"
     if p.base in _STRINGS:
         return "string"
     if p.base in _BINARIES:
@@ -124,10 +131,7 @@ def spark_type(column_type: str, options: TypeOptions = DEFAULT_TYPES) -> str:
         return "timestamp"
     if p.base in _SIMPLE:
         return _SIMPLE[p.base]
-    raise SourceError(
-        f"MySQL column type {column_type!r} is not supported by the CDC source; "
-        "exclude the table (exclude pattern) or change the column to a supported type"
-    )
+    raise _unsupported(column_type)
 
 
 # --- value converters -------------------------------------------------------------------

@@ -76,6 +76,32 @@ def test_parse_enum_members_in_order() -> None:
     assert parsed.members() == ["b", "a", "it's"]
 
 
+def test_members_keep_their_case_commas_and_parentheses() -> None:
+    assert parse_column_type("SET('B','a, (b)','c\\\\d')").members() == ["B", "a, (b)", "c\\d"]
+    assert converter("set('B','a')", "string")({"a", "B"}) == "B,a"
+
+
+@pytest.mark.parametrize(("column_type", "parsed"), [
+    ("INT(11) UNSIGNED ZEROFILL", ("int", ("11",), True)),
+    ("decimal(10,2) unsigned", ("decimal", ("10", "2"), True)),
+    ("integer", ("int", (), False)),
+    ("numeric(5)", ("decimal", ("5",), False)),
+    ("timestamp(6)", ("timestamp", ("6",), False)),
+    ("double precision", ("double", (), False)),
+])
+def test_column_types_parse_to_mysqls_canonical_names(
+        column_type: str, parsed: tuple[str, tuple[str, ...], bool]) -> None:
+    p = parse_column_type(column_type)
+    assert (p.base, p.params, p.unsigned) == parsed
+
+
+@pytest.mark.parametrize("column_type", ["int(10) frobnicated", "int(10)), (x int", "point",
+                                         "unknown type code 245", "enum('a"])
+def test_unreadable_column_types_are_unsupported_naming_the_type(column_type: str) -> None:
+    with pytest.raises(SourceError, match="is not supported by the CDC source; exclude"):
+        spark_type(column_type)
+
+
 def test_widening_rules() -> None:
     assert is_widening("int", "bigint")
     assert is_widening("float", "double")
