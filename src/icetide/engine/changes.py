@@ -82,12 +82,14 @@ def with_retractions(ctx: BatchContext, out: DataFrame, query: Query, target: st
             "carried unchanged from a streamed input, so the rows to retract cannot be "
             f"found. Keep an input column as it is (e.g. an id), or rebuild: `icetide table "
             f"refresh {target.split('.', 1)[-1]}`")
-    gone = _run(query, ctx.derived("removed"))
+    # the query's output over the removed rows is kept, not its input: the removed rows
+    # are read once, with only the columns the query uses
+    gone = _run(query, ctx.derived("removed", cache_removed=False))
     match = [c for c in out.columns if c in carried]
     marked = F.struct(*[F.col(c) for c in match])
     none = F.lit(None).cast(gone.select(marked.alias("m")).schema["m"].dataType)
-    return (out.withColumn(RETRACT, none)
-            .unionByName(gone.select(*out.columns).withColumn(RETRACT, marked)))
+    gone = ctx.keep(f"retracted:{target}", gone.select(*out.columns).withColumn(RETRACT, marked))
+    return out.withColumn(RETRACT, none).unionByName(gone)
 
 
 def with_recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str,
@@ -143,8 +145,9 @@ def _recomputed(ctx: BatchContext, out: DataFrame, query: Query, target: str,
     if affected.isEmpty():
         return out.limit(0).withColumn(REPLACE, F.lit(None).cast("string"))
     fresh = _run(query, ctx.derived("full", _prefilters(ctx, out, affected, keys)))
-    # read twice below (the rows, and the keys it no longer produces): computed once
-    fresh = ctx.keep(f"recomputed:{target}", fresh.join(affected, list(keys), "left_semi"))
+    # read twice below (the rows, and the keys it no longer produces), in the same jobs:
+    # computed now, once, and cut from the inputs' plans
+    fresh = fresh.join(affected, list(keys), "left_semi").localCheckpoint(eager=True)
     vanished = affected.join(fresh.select(*keys), list(keys), "left_anti")
     return (fresh.select(*out.columns).withColumn(REPLACE, F.lit("R"))
             .unionByName(_deletions(out, vanished, keys)))
