@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icetide.errors import ConfigError, PipelineError
+from icetide.lake.hudi_timeline import MARKER_KEY
 from icetide.model.markers import Marker
 from icetide.runtime.hudi import HOODIE_CATALOG
 from icetide.tables.hudi import TABLE_TYPE
@@ -43,8 +44,6 @@ log = logging.getLogger(__name__)
 
 #: Write options starting with this land in the commit's extra metadata.
 META_PREFIX = "icetide."
-#: The extra-metadata key holding the batch's marker (its summary as JSON).
-MARKER_KEY = "icetide.marker"
 DELETED = "_hoodie_is_deleted"
 #: The ordering field: the sequence (``decimal(38,0)``) as 38 digits of text. Hudi 1.2.0
 #: cannot order by a decimal: merging a stored version (Avro ``fixed``) with a new one
