@@ -204,6 +204,7 @@ class Context:
         """Run ``query``: Spark SQL (any statement), DuckDB (read-only, no JVM; a query
         running longer than ``timeout`` seconds is interrupted), or Trino (``trino.uri``
         or this home's ``icetide trino start``; Trino SQL, catalog ``trino.catalog``)."""
+        self._check_hudi_engine(query, engine)
         if engine == "trino":
             from icetide.query.trino_sql import run_trino
 
@@ -218,6 +219,26 @@ class Context:
         if is_call(query):  # names checked before Spark sees it; catalog defaulted
             query = parse_call(query).sql(self.settings.catalog.name)
         return run_sql(self.spark, query, limit)
+
+    def _check_hudi_engine(self, query: str, engine: Engine) -> None:
+        """Refuse a query naming a Hudi table on an engine that cannot read it here: DuckDB
+        and the local Trino read Iceberg only, Spark needs ``spark.hudi``."""
+        if engine == "spark" and self.settings.spark.hudi:
+            return
+        from icetide.errors import ConfigError
+        from icetide.query.hudi_info import hudi_named
+
+        name = hudi_named(query, self.hudi_tables(), self.settings.catalog.name)
+        if name is None:
+            return
+        if engine != "spark":
+            raise ConfigError(
+                f"{name} is a Hudi table and {engine} here reads Iceberg tables only "
+                f"(docs/connect.md): query it on Spark, `icetide sql --engine spark "
+                f"\"SELECT ... FROM spark_catalog.{name}\"` with spark.hudi: true")
+        raise ConfigError(
+            f"{name} is a Hudi table: set spark.hudi: true (ICETIDE_SPARK__HUDI=true) so "
+            f"Spark loads Hudi, and read it as spark_catalog.{name}")
 
     def call(self, procedure: str, limit: int | None = None) -> QueryResult:
         """Run one of Iceberg's procedures: ``system.rewrite_data_files(table => 'db.t',

@@ -172,3 +172,24 @@ def find_hudi(tables: Mapping[str, str], text: str, catalog_name: str) -> str | 
     if name not in tables and name.endswith(VIEW_SUFFIXES) and name[:-3] in tables:
         name = name[:-3]
     return name if name in tables else None
+
+
+def hudi_named(query: str, tables: Mapping[str, str], catalog_name: str) -> str | None:
+    """The first Hudi table (``db.table``) ``query`` names, if any (its table references,
+    parsed as Spark SQL; a query that does not parse names none)."""
+    import sqlglot
+    from sqlglot import exp
+
+    if not tables:
+        return None
+    try:
+        trees = sqlglot.parse(query, read="spark")
+    except sqlglot.errors.ParseError:
+        return None
+    for tree in trees:
+        for ref in tree.find_all(exp.Table) if tree is not None else ():
+            parts = [p for p in (ref.catalog, ref.db, ref.name) if p]
+            found = find_hudi(tables, ".".join(parts), catalog_name)
+            if found is not None:
+                return found
+    return None

@@ -22,7 +22,13 @@ from icetide.lake.hudi_timeline import (
     parse_properties,
     write_totals,
 )
-from icetide.query.hudi_info import describe_hudi, find_hudi, hudi_summary, one_name_per_location
+from icetide.query.hudi_info import (
+    describe_hudi,
+    find_hudi,
+    hudi_named,
+    hudi_summary,
+    one_name_per_location,
+)
 
 SCHEMA = {"type": "record", "name": "HoodieCommitMetadata", "fields": [
     {"name": "partitionToWriteStats", "type": ["null", {"type": "map", "values": {
@@ -150,3 +156,12 @@ def test_merge_on_read_views_fold_into_their_table_and_names_resolve() -> None:
     assert find_hudi(tables, "`db`.`c`", "lake") == "db.c"
     assert find_hudi(tables, "db.other", "lake") is None
     assert parse_properties(b"a=1\n# c\nb = x\\:y\n") == {"a": "1", "b": "x:y"}
+
+
+def test_a_query_naming_a_hudi_table_is_found_by_its_references() -> None:
+    tables = {"dim_db.m": "file:/w/dim_db.db/m"}
+    assert hudi_named("SELECT * FROM spark_catalog.dim_db.m_rt r JOIN lake.x.y USING (id)",
+                      tables, "lake") == "dim_db.m"
+    assert hudi_named("SELECT count(*) FROM dim_db.M", tables, "lake") == "dim_db.m"
+    assert hudi_named("SELECT 'dim_db.m' FROM dim_db.other", tables, "lake") is None
+    assert hudi_named("SELECT * FROM dim_db.m", {}, "lake") is None
