@@ -66,6 +66,9 @@ class HudiTable:
     ordering: str
     properties: Mapping[str, str] = field(default_factory=dict)  # the user's hoodie.*
     metastore: str | None = None  # thrift:// URI it is synced to
+    #: the stored columns as (name, Spark SQL type), when its flow compiled it: what a
+    #: reader sees before the first commit creates the table
+    columns: tuple[tuple[str, str], ...] = ()
 
     @property
     def database(self) -> str:
@@ -198,6 +201,11 @@ def last_marker(spark: SparkSession, table: HudiTable, flow: str) -> Marker | No
 def read(spark: SparkSession, table: HudiTable, as_of: str | None = None) -> DataFrame:
     """The table's rows (snapshot read; ``as_of``: as of that commit, by its requested
     time), without Hudi's ``_hoodie_*`` columns and the ordering field."""
+    if table.columns and not exists(spark, table.path):  # declared, not committed yet
+        from icetide.tables.sql import quote_ident
+
+        return spark.createDataFrame([], ", ".join(f"{quote_ident(n)} {t}"
+                                                   for n, t in table.columns))
     reader = spark.read.format("hudi")
     if as_of is not None:
         reader = reader.option("as.of.instant", as_of)

@@ -83,5 +83,5 @@ def _numbered(rows: DataFrame, table: HudiTable, end: str | None) -> DataFrame:
     rank = F.when(F.col(OP) == "-U", 0).otherwise(1)
     order = Window.orderBy(*[F.col(k) for k in table.keys], rank)
     at = None if end is None else instant_ms(end) / 1000
-    return (rows.withColumn(SEQ, F.lit(base) + F.row_number().over(order))
+    return (rows.withColumn(SEQ, (F.lit(base) + F.row_number().over(order)).cast("bigint"))
             .withColumn(COMMIT_TS, F.lit(at).cast("double").cast("timestamp")))

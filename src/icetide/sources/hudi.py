@@ -80,8 +80,10 @@ class HudiTableSource(Source[HudiPosition]):
 
     def commits(self) -> list[Commit]:
         """The table's completed writes, in completion order (Hudi's active timeline)."""
-        from icetide.lake.hudi import completed_commits
+        from icetide.lake.hudi import completed_commits, exists
 
+        if not exists(self.spark, self.table.path):  # declared, no commit yet
+            return []
         found = []
         for requested, completed, meta in completed_commits(self.spark, self.table.path):
             rows = 0 if str(meta.getOperationType()) in SERVICE_OPERATIONS else (
