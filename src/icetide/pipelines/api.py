@@ -40,7 +40,7 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
-from icetide.tables.maintenance import maintenance_properties
+from icetide.tables.maintenance_policy import maintenance_properties
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

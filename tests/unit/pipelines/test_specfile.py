@@ -117,8 +117,8 @@ def test_a_python_file_is_not_taken_for_a_pipeline_folder(tmp_path: Path) -> Non
 def test_defaults_maintenance_overrides_the_config_and_tables_override_it(
         tmp_path: Path) -> None:
     from icetide.config import MaintenanceConfig
-    from icetide.engine.maintenance import run_policy
-    from icetide.tables.maintenance import table_policy
+    from icetide.engine.maintenance_schedule import run_policy
+    from icetide.tables.maintenance_policy import table_policy
 
     spec = read_spec_file(_write(tmp_path, "name: p\ndefaults:\n  maintenance:\n"
                                  "    interval: 10 minutes\n    retain_last: 5\n"))
