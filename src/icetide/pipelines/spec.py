@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from icetide.config import Duration
+from icetide.config.invalid import Loc, validation_message
 from icetide.errors import PipelineError
 from icetide.pipelines.names import (
     SourceLocation,
@@ -113,17 +114,20 @@ class _Validated:
 
 
 def _describe(cls: type[_Validated], values: object, exc: ValidationError) -> str:
-    problem = exc.errors()[0]
+    """``exc`` named as the user wrote it: positional arguments by their field's name,
+    each field's ``description`` as the fix."""
     names = list(getattr(cls, "__dataclass_fields__", {}))  # in declaration order
-    where = problem["loc"][0] if problem["loc"] else ""
-    name = names[where] if isinstance(where, int) and where < len(names) else str(where)
     args, kwargs = getattr(values, "args", None) or (), getattr(values, "kwargs", None) or {}
     given = {**dict(zip(names, args, strict=False)), **kwargs}
-    spec = getattr(cls, "__pydantic_fields__", {}).get(name)
-    hint = f"; write {spec.description}" if spec is not None and spec.description else ""
-    message = str(problem["msg"]).removeprefix("Value error, ")
-    label = cls._label(given)
-    return f"{label}: {name}={problem.get('input')!r}: {message}{hint}"
+    fields = getattr(cls, "__pydantic_fields__", {})
+
+    def name(loc: Loc) -> str:
+        where = loc[0] if loc else ""
+        return names[where] if isinstance(where, int) and where < len(names) else str(where)
+
+    hints = {n: f.description for n, f in fields.items() if f.description}
+    written = {**dict(enumerate(args)), **kwargs}
+    return validation_message(exc, cls._label(given), key=name, hints=hints, given=written)
 
 
 # --------------------------------------------------------------------------- expectations
@@ -151,11 +155,8 @@ def parse_seconds(value: object, what: str) -> float | None:
     try:
         return _POSITIVE.validate_python(value)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        if problem["type"] == "greater_than":
-            raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'") from None
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        raise PipelineError(f"{what}={value!r}: {message}") from None
+        raise PipelineError(validation_message(
+            exc, key=lambda _: what, hints={what: "a duration such as '10 seconds'"})) from None
 
 
 def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
