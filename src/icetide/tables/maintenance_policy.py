@@ -18,10 +18,9 @@ from icetide.config import MaintenanceConfig
 from icetide.config.invalid import Loc, dotted, validation_message
 from icetide.errors import MaintenanceError, PipelineError
 from icetide.model.keys import TableProperties
+from icetide.model.source_key import SourceKey
 
 PROPERTY_PREFIX = TableProperties.MAINTENANCE_PREFIX
-
-ICEBERG_KEY = "iceberg:"
 
 
 def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> MaintenanceConfig:
@@ -170,7 +169,7 @@ class FlowMark:
 def needed_snapshots(table: str, marks: Iterable[FlowMark]) -> dict[int, str]:
     """Snapshots of ``table`` that flows still need → who needs them (for messages)."""
     need: dict[int, str] = {}
-    key = ICEBERG_KEY + table
+    key = str(SourceKey.iceberg(table))
     for mark in marks:
         if mark.table == table:
             need.setdefault(mark.snapshot, f"flow {mark.flow} (its newest marker)")
