@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     TypeAdapter,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -40,6 +41,7 @@ from icetide.pipelines.names import (
 )
 from icetide.pipelines.partitioning import PartitionField, parse_partition_cols
 from icetide.tables.hudi import check_properties
+from icetide.tables.merge_engines import MergeEngine, parse_merge_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -207,6 +209,21 @@ def call_query(func: QueryFunction, spark: SparkSession) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- tables
+def _merge_engine(value: object) -> MergeEngine | None:
+    """A declared merge engine parsed at declaration (a name such as ``'deduplicate'``, a
+    dict, or a spec such as ``dp.aggregation(...)``): a bad one fails there, naming the
+    table, as every other option does."""
+    if value is None:
+        return None
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("must not be empty: e.g. 'deduplicate'")
+    try:
+        return parse_merge_engine(cast("MergeEngine | str | Mapping[str, Any]", value))
+    except PipelineError as exc:
+        # parse_merge_engine's own message may name the option too: once is enough
+        raise ValueError(str(exc).removeprefix(f"merge_engine={value!r} ")) from None
+
+
 @dataclass(frozen=True, config=_CONFIG)
 class TableSpec(_Validated):
     """A dataset of the pipeline. ``freshness``/``freshness_warn`` are seconds."""
@@ -224,7 +241,9 @@ class TableSpec(_Validated):
     cluster_by: tuple[str, ...] = ()
     table_properties: FrozenStrMap = field(default_factory=dict, hash=False)
     primary_key: tuple[str, ...] | None = None
-    merge_engine: str | object | None = field(default=None, hash=False)
+    #: how rows of one key merge (declared as a name, a dict or a spec: parsed here)
+    merge_engine: Annotated[MergeEngine | None, PlainValidator(_merge_engine)] = field(
+        default=None, hash=False)
     freshness: PositiveDuration | None = Field(
         default=None, description="positive seconds or a duration such as '10 seconds'")
     freshness_warn: PositiveDuration | None = Field(
@@ -294,8 +313,6 @@ def _check_table_keys(t: TableSpec) -> None:
             f"{where(t.location)}table {t.name}: merge_engine={t.merge_engine!r} needs a "
             "primary key: add primary_key=[...]"
         )
-    if t.merge_engine is not None and isinstance(t.merge_engine, str) and not t.merge_engine:
-        raise PipelineError(f"table {t.name}: merge_engine must not be empty: e.g. 'deduplicate'")
     if t.is_view and (pk is not None or t.partition_cols or t.cluster_by or t.changelog):
         raise PipelineError(
             f"{where(t.location)}temporary view {t.name}: primary_key, partitioning, "
