@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from icetide.flows.loop import BatchResult
     from icetide.lake.hudi_timeline import HudiTimeline
     from icetide.lake.table_state import TableState
-    from icetide.maintenance import MaintenanceReport
+    from icetide.maintainer import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
     from icetide.query.catalog_info import TableDescription, TableSummary
@@ -256,11 +256,11 @@ class Context:
         """One maintenance pass over ``tables`` (default: the pipeline's tables when the
         context has a pipeline, else every table of the catalog); ``dry_run`` changes
         nothing and says what a pass would do."""
-        from icetide.maintenance import Maintainer
+        from icetide.maintainer import Maintainer
 
         policy = None
         if self.pipeline_dir is not None:  # the pipeline file's defaults.maintenance too
-            from icetide.engine.maintenance import run_policy
+            from icetide.engine.maintenance_schedule import run_policy
 
             policy = run_policy(self.settings.maintenance, self.graph.spec.defaults)
         maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy)

@@ -31,6 +31,7 @@ from icetide.errors import TableError, listed
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.lake.hudi_timeline import HudiTimeline
 from icetide.model.markers import Marker
+from icetide.model.source_key import SourceKey
 from icetide.pipelines.graph import PipelineGraph
 from icetide.runtime.catalogs import ReadCatalog
 
@@ -43,11 +44,11 @@ HISTORY_S = 3600.0
 #: The window commits per minute are averaged over (seconds).
 RATE_WINDOW_S = 300.0
 _LAYER_WORDS = {"ods": "ODS", "dwd": "DWD", "dws": "DWS", "ads": "ADS"}
-_CDC_SCHEMES = ("mysql", "debezium")
-#: Source keys naming a lake table (``<scheme>:<catalog.db.table>``): an edge between tables.
-_LAKE_SCHEMES = ("iceberg", "hudi")
+_CDC_SCHEMES = (SourceKey.MYSQL, SourceKey.DEBEZIUM)
+#: Source keys naming a lake table (``<kind>:<catalog.db.table>``): an edge between tables.
+_LAKE_SCHEMES = (SourceKey.ICEBERG, SourceKey.HUDI)
 #: Source keys that name no upstream system (a materialized view's refresh position).
-_NOT_SOURCES = ("refresh",)
+_NOT_SOURCES = (SourceKey.REFRESH,)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -160,8 +161,8 @@ def _upstream_keys(marker: Marker) -> list[str]:
     inputs (``{"catalog.db.table": snapshot id}``), given as ``iceberg:`` keys."""
     keys: list[str] = []
     for key, position in marker.end.items():  # hudi:/iceberg: keys name a lake table
-        if key.startswith("refresh:") and isinstance(position, Mapping):
-            keys.extend(f"iceberg:{name}" for name in position)
+        if SourceKey.parse(key).kind == SourceKey.REFRESH and isinstance(position, Mapping):
+            keys.extend(str(SourceKey.iceberg(name)) for name in position)
         else:
             keys.append(key)
     return keys
@@ -206,17 +207,15 @@ def _source_edges(activity: Mapping[str, TableActivity], catalog_name: str
     cdc: set[str] = set()
     for table, act in activity.items():
         for key in act.sources:
-            scheme, _, rest = key.partition(":")
-            if scheme in _LAKE_SCHEMES:
-                parts = rest.split(".")
-                upstream = ".".join(parts[1:] if parts[0] == catalog_name else parts)
-                edges.add((upstream, table))
+            parsed = SourceKey.parse(key)
+            if parsed.kind in _LAKE_SCHEMES:
+                edges.add((parsed.table(catalog_name), table))
                 continue
-            if scheme in _NOT_SOURCES:
+            if parsed.kind in _NOT_SOURCES:
                 continue
             sources.add(key)
             edges.add((key, table))
-            if scheme in _CDC_SCHEMES:
+            if parsed.kind in _CDC_SCHEMES:
                 cdc.add(table)
     return edges, sources, cdc
 

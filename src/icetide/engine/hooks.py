@@ -20,6 +20,7 @@ from icetide.lake.commit import load_table
 from icetide.lake.hudi import HudiTable
 from icetide.lake.hudi import find as find_hudi
 from icetide.lake.hudi import read as hudi_rows
+from icetide.model.source_key import SourceKey
 from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
 from icetide.sources.hudi import HudiTableSource
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
@@ -119,7 +120,7 @@ def _full_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFram
     if not is_pk:
         return rows
     columns = ([c for c in rows.columns if c not in (OP, SEQ, COMMIT_TS)]
-               if key.startswith("hudi:") else
+               if SourceKey.parse(key).kind == SourceKey.HUDI else
                [f.name for f in ctx.spark.table(ident).schema.fields])
     return rows.select(*columns, F.lit("+I").alias(OP), F.lit(0).cast("bigint").alias(SEQ),
                        F.lit(None).cast("timestamp").alias(COMMIT_TS))

@@ -204,3 +204,18 @@ def write_totals(metadata: Mapping[str, Any]) -> dict[str, int]:
             for key, name in keys.items():
                 totals[name] += int(stat.get(key) or 0)
     return totals
+
+
+def pending_changes(timeline: HudiTimeline, after: str | None) -> tuple[int, int]:
+    """Commits completed after ``after`` (a completion time; ``None``: all) and the rows
+    they inserted, updated or deleted (table services change none)."""
+    commits = rows = 0
+    for instant in timeline.writes():
+        if after is not None and instant.completed <= after:
+            continue
+        commits += 1
+        meta = timeline.metadata(instant)
+        if str(meta.get("operationType") or "").upper() not in SERVICE_OPERATIONS:
+            totals = write_totals(meta)
+            rows += totals["inserted"] + totals["updated"] + totals["deleted"]
+    return commits, rows

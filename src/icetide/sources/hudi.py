@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from icetide.errors import PositionLostError, SourceError
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 from icetide.tables.changelog import COMMIT_TS, OP, SEQ
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class HudiTableSource(Source[HudiPosition]):
     def __init__(self, spark: SparkSession, table: HudiTable) -> None:
         self.spark = spark
         self.table = table
-        self.key = f"hudi:{table.ident}"
+        self.key = str(SourceKey.hudi(table.ident))
 
     def initial_position(self) -> HudiPosition:
         return {"instant": None}
