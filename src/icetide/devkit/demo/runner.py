@@ -144,7 +144,8 @@ def _load_graph(options: DemoOptions, dims: str, shop: Shop | None) -> PipelineG
 
     env = shop.pipeline_env() if shop is not None else None
     return load_pipeline(options.pipeline or find_example(), env=env,
-                         configuration={DIMS_KEY: dims, HUDI_KEY: str(options.hudi).lower()})
+                         configuration={DIMS_KEY: dims,
+                                        HUDI_KEY: str(options.hudi and dims == "cdc").lower()})
 
 
 def with_hudi(options: DemoOptions, dims: str, settings: Settings) -> bool:
