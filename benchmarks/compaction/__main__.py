@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, MaintenanceConfig, Settings, SparkConfig
 from icetide.lake.commit import load_table
-from icetide.maintenance import actions
-from icetide.maintenance.inspect import medium_bytes, table_stats
-from icetide.tables.maintenance import compaction_options, needs_full_compaction
+from icetide.maintainer import actions
+from icetide.maintainer.inspect import medium_bytes, table_stats
+from icetide.tables.maintenance_policy import compaction_options, needs_full_compaction
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

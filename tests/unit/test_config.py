@@ -88,14 +88,14 @@ def test_parse_duration_error_names_value() -> None:
 
 
 def test_a_bad_duration_names_its_environment_variable() -> None:
-    with pytest.raises(ConfigError, match=r"'ICETIDE_FLOWS__TRIGGER_INTERVAL'.*'5 sekunden'"):
+    with pytest.raises(ConfigError, match=r"ICETIDE_FLOWS__TRIGGER_INTERVAL='5 sekunden'"):
         load_settings(environ={"ICETIDE_FLOWS__TRIGGER_INTERVAL": "5 sekunden"})
 
 
 def test_a_bad_duration_in_yaml_names_file_and_key(tmp_path: Path) -> None:
     cfg = tmp_path / "icetide.yaml"
     cfg.write_text("flows:\n  trigger_interval: soon\n")
-    with pytest.raises(ConfigError, match=r"icetide.yaml: 'flows.trigger_interval'.*'soon'"):
+    with pytest.raises(ConfigError, match=r"icetide.yaml: flows.trigger_interval='soon'"):
         load_settings(cfg, environ={})
 
 

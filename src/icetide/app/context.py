@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from icetide.engine.run import PipelineRun
     from icetide.engine.table_refresh import RefreshRequest
     from icetide.flows.loop import BatchResult
+    from icetide.lake.hudi_timeline import HudiTimeline
     from icetide.lake.table_state import TableState
-    from icetide.maintenance import MaintenanceReport
+    from icetide.maintainer import MaintenanceReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
     from icetide.query.catalog_info import TableDescription, TableSummary
@@ -139,7 +140,7 @@ class Context:
         tables, targets, inputs = self._scope()
         with self._lag_probes(lag) as probes:
             rows = collect_status(self.catalog, tables, targets=targets, lag=probes,
-                                  running=self._running_probe())
+                                  running=self._running_probe(), hudi=self.hudi_timelines())
         return [r for r in rows if r.exists or r.table not in inputs]
 
     def source_lags(self) -> dict[str, tuple[SourceLag, ...]]:
@@ -150,7 +151,7 @@ class Context:
         tables, _, _ = self._scope()
         with self._lag_probes(True) as probes:
             assert probes is not None
-            return collect_lags(self.catalog, tables, probes)
+            return collect_lags(self.catalog, tables, probes, self.hudi_timelines())
 
     def _scope(self) -> tuple[list[str] | None, dict[str, FreshnessTarget] | None, set[str]]:
         """The tables of :meth:`status` (None: all), their targets, and which of them are
@@ -203,6 +204,7 @@ class Context:
         """Run ``query``: Spark SQL (any statement), DuckDB (read-only, no JVM; a query
         running longer than ``timeout`` seconds is interrupted), or Trino (``trino.uri``
         or this home's ``icetide trino start``; Trino SQL, catalog ``trino.catalog``)."""
+        self._check_hudi_engine(query, engine)
         if engine == "trino":
             from icetide.query.trino_sql import run_trino
 
@@ -217,6 +219,26 @@ class Context:
         if is_call(query):  # names checked before Spark sees it; catalog defaulted
             query = parse_call(query).sql(self.settings.catalog.name)
         return run_sql(self.spark, query, limit)
+
+    def _check_hudi_engine(self, query: str, engine: Engine) -> None:
+        """Refuse a query naming a Hudi table on an engine that cannot read it here: DuckDB
+        and the local Trino read Iceberg only, Spark needs ``spark.hudi``."""
+        if engine == "spark" and self.settings.spark.hudi:
+            return
+        from icetide.errors import ConfigError
+        from icetide.query.hudi_info import hudi_named
+
+        name = hudi_named(query, self.hudi_tables(), self.settings.catalog.name)
+        if name is None:
+            return
+        if engine != "spark":
+            raise ConfigError(
+                f"{name} is a Hudi table and {engine} here reads Iceberg tables only "
+                f"(docs/connect.md): query it on Spark, `icetide sql --engine spark "
+                f"\"SELECT ... FROM spark_catalog.{name}\"` with spark.hudi: true")
+        raise ConfigError(
+            f"{name} is a Hudi table: set spark.hudi: true (ICETIDE_SPARK__HUDI=true) so "
+            f"Spark loads Hudi, and read it as spark_catalog.{name}")
 
     def call(self, procedure: str, limit: int | None = None) -> QueryResult:
         """Run one of Iceberg's procedures: ``system.rewrite_data_files(table => 'db.t',
@@ -234,11 +256,11 @@ class Context:
         """One maintenance pass over ``tables`` (default: the pipeline's tables when the
         context has a pipeline, else every table of the catalog); ``dry_run`` changes
         nothing and says what a pass would do."""
-        from icetide.maintenance import Maintainer
+        from icetide.maintainer import Maintainer
 
         policy = None
         if self.pipeline_dir is not None:  # the pipeline file's defaults.maintenance too
-            from icetide.engine.maintenance import run_policy
+            from icetide.engine.maintenance_schedule import run_policy
 
             policy = run_policy(self.settings.maintenance, self.graph.spec.defaults)
         maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy)
@@ -291,7 +313,8 @@ class Context:
             rows = [with_lag(r, lags.get(r.table, ())) for r in rows]
         graph = self.graph if self.pipeline_dir is not None else None
         return collect_dashboard(self.catalog, rows, graph,
-                                 catalog_address=self.catalog_service().address)
+                                 catalog_address=self.catalog_service().address,
+                                 hudi=self.hudi_timelines())
 
     def dead_letters(self, table: str, limit: int = 20) -> list[DeadLetter]:
         """The newest ``limit`` rows of dead-letter table ``table`` (DuckDB, no JVM); any
@@ -307,15 +330,37 @@ class Context:
         return to_dead_letters(result.rows)
 
     def tables(self) -> list[TableSummary]:
-        """Every table: rows, snapshots, last commit, format version. No JVM."""
+        """Every table, Iceberg and Hudi: rows, snapshots, last commit, format. No JVM."""
         from icetide.query.catalog_info import table_summaries
+        from icetide.query.hudi_info import hudi_summary
 
-        return table_summaries(self.catalog)
+        hudi = [hudi_summary(name, timeline) for name, timeline in self.hudi_timelines().items()]
+        return sorted([*table_summaries(self.catalog), *hudi], key=lambda s: s.name)
+
+    def hudi_tables(self) -> dict[str, str]:
+        """``db.table`` → location of the catalog's Hudi tables (synced to its metastore)."""
+        from icetide.query.hudi_info import hudi_tables
+
+        return hudi_tables(self.settings)
+
+    def hudi_timelines(self) -> dict[str, HudiTimeline]:
+        """The catalog's Hudi tables by ``db.table``, as timelines (read lazily)."""
+        from icetide.lake.hudi_timeline import HudiTimeline
+
+        return {name: HudiTimeline(location, self.settings)
+                for name, location in self.hudi_tables().items()}
 
     def describe(self, table: str, snapshots: int = 5) -> TableDescription:
-        """Schema, partition spec, properties and recent snapshots of ``table``. No JVM."""
+        """Schema, partition spec, properties and recent snapshots (a Hudi table's
+        commits) of ``table``. No JVM."""
+        from icetide.lake.hudi_timeline import HudiTimeline
         from icetide.query import catalog_info
+        from icetide.query.hudi_info import describe_hudi, find_hudi
 
+        hudi = self.hudi_tables()
+        name = find_hudi(hudi, table, self.settings.catalog.name)
+        if name is not None:
+            return describe_hudi(name, HudiTimeline(hudi[name], self.settings), snapshots)
         ident, loaded = catalog_info.load(self.catalog, table)
         return catalog_info.describe(ident, loaded, snapshots)
 

@@ -19,12 +19,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-from pyiceberg.table import Table
 
-from icetide.app.status import TableStatus, dead_letter_tables, read_markers
+from icetide.app.status import (
+    AnyTable,
+    TableStatus,
+    dead_letter_tables,
+    marker_commits,
+    read_markers,
+)
 from icetide.errors import TableError, listed
 from icetide.lake.dlq import DLQ_COMMENT
+from icetide.lake.hudi_timeline import HudiTimeline
 from icetide.model.markers import Marker
+from icetide.model.source_key import SourceKey
 from icetide.pipelines.graph import PipelineGraph
 from icetide.runtime.catalogs import ReadCatalog
 
@@ -37,9 +44,11 @@ HISTORY_S = 3600.0
 #: The window commits per minute are averaged over (seconds).
 RATE_WINDOW_S = 300.0
 _LAYER_WORDS = {"ods": "ODS", "dwd": "DWD", "dws": "DWS", "ads": "ADS"}
-_CDC_SCHEMES = ("mysql", "debezium")
+_CDC_SCHEMES = (SourceKey.MYSQL, SourceKey.DEBEZIUM)
+#: Source keys naming a lake table (``<kind>:<catalog.db.table>``): an edge between tables.
+_LAKE_SCHEMES = (SourceKey.ICEBERG, SourceKey.HUDI)
 #: Source keys that name no upstream system (a materialized view's refresh position).
-_NOT_SOURCES = ("refresh",)
+_NOT_SOURCES = (SourceKey.REFRESH,)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -139,31 +148,27 @@ class DeadLetter:
 
 
 # --------------------------------------------------------------------------- per table
-def _marker_snapshots(table: Table, since_ms: int) -> Iterable[tuple[int, Marker]]:
-    """``(commit ms, marker)`` of the ancestors committed since ``since_ms``, newest first."""
-    snap = table.current_snapshot()
-    while snap is not None and snap.timestamp_ms >= since_ms:
-        summary = snap.summary.additional_properties if snap.summary is not None else {}
-        marker = Marker.from_summary(summary)
-        if marker is not None:
-            yield snap.timestamp_ms, marker
-        parent = snap.parent_snapshot_id
-        snap = table.snapshot_by_id(parent) if parent is not None else None
+def _marker_snapshots(table: AnyTable, since_ms: int) -> Iterable[tuple[int, Marker]]:
+    """``(commit ms, marker)`` of the commits since ``since_ms``, newest first."""
+    for at_ms, marker in marker_commits(table):
+        if at_ms < since_ms:
+            return
+        yield at_ms, marker
 
 
 def _upstream_keys(marker: Marker) -> list[str]:
     """The source keys of a marker; a materialized view's refresh position names its
     inputs (``{"catalog.db.table": snapshot id}``), given as ``iceberg:`` keys."""
     keys: list[str] = []
-    for key, position in marker.end.items():
-        if key.startswith("refresh:") and isinstance(position, Mapping):
-            keys.extend(f"iceberg:{name}" for name in position)
+    for key, position in marker.end.items():  # hudi:/iceberg: keys name a lake table
+        if SourceKey.parse(key).kind == SourceKey.REFRESH and isinstance(position, Mapping):
+            keys.extend(str(SourceKey.iceberg(name)) for name in position)
         else:
             keys.append(key)
     return keys
 
 
-def table_activity(name: str, table: Table, now_ms: int, dead_letter_table: str | None = None,
+def table_activity(name: str, table: AnyTable, now_ms: int, dead_letter_table: str | None = None,
                    dead_letters_total: int | None = None) -> TableActivity:
     """Commits per minute (last :data:`RATE_WINDOW_S`), freshness per commit (last hour)
     and the source keys the flows' newest markers name."""
@@ -202,17 +207,15 @@ def _source_edges(activity: Mapping[str, TableActivity], catalog_name: str
     cdc: set[str] = set()
     for table, act in activity.items():
         for key in act.sources:
-            scheme, _, rest = key.partition(":")
-            if scheme == "iceberg":
-                parts = rest.split(".")
-                upstream = ".".join(parts[1:] if parts[0] == catalog_name else parts)
-                edges.add((upstream, table))
+            parsed = SourceKey.parse(key)
+            if parsed.kind in _LAKE_SCHEMES:
+                edges.add((parsed.table(catalog_name), table))
                 continue
-            if scheme in _NOT_SOURCES:
+            if parsed.kind in _NOT_SOURCES:
                 continue
             sources.add(key)
             edges.add((key, table))
-            if scheme in _CDC_SCHEMES:
+            if parsed.kind in _CDC_SCHEMES:
                 cdc.add(table)
     return edges, sources, cdc
 
@@ -240,8 +243,10 @@ def build_dag(rows: Sequence[TableStatus], activity: Mapping[str, TableActivity]
 # --------------------------------------------------------------------------- the whole page
 def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
                       graph: PipelineGraph | None, now_ms: int | None = None,
-                      catalog_address: str | None = None) -> DashboardState:
-    """The page's data around the status ``rows`` (as ``Context.status()`` returned them)."""
+                      catalog_address: str | None = None,
+                      hudi: Mapping[str, HudiTimeline] | None = None) -> DashboardState:
+    """The page's data around the status ``rows`` (as ``Context.status()`` returned them);
+    ``hudi``: the catalog's Hudi tables by ``db.table`` (read from their timelines)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     dlq = dead_letter_tables(catalog)
     activity: dict[str, TableActivity] = {}
@@ -249,7 +254,8 @@ def collect_dashboard(catalog: ReadCatalog, rows: Sequence[TableStatus],
         if not row.exists:
             continue
         try:
-            table = catalog.load_table(tuple(row.table.split(".")))
+            table: AnyTable = ((hudi or {}).get(row.table.lower())
+                               or catalog.load_table(tuple(row.table.split("."))))
         except (NoSuchTableError, NoSuchNamespaceError):
             continue  # dropped since the status was read
         side = next((dlq[f] for f in row.flows if f in dlq and dlq[f][0] != row.table),

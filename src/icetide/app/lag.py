@@ -26,6 +26,7 @@ from icetide.errors import IcetideError
 from icetide.model.markers import dumps
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import AnySource, Position
+from icetide.model.source_key import SourceKey
 from icetide.pipelines.graph import PipelineGraph
 from icetide.runtime.catalogs import ReadCatalog
 from icetide.sources.iceberg import snapshot_step
@@ -90,7 +91,7 @@ class LagProbes:
         self._closed = False
         self._lock = threading.Lock()
         self.probes: dict[str, Callable[[str, Position], SourceLag]] = {
-            "kafka": self._kafka, "iceberg": self._iceberg}
+            "kafka": self._kafka, "iceberg": self._iceberg, "hudi": self._hudi}
 
     def register(self, scheme: str, probe: Callable[[str, Position], SourceLag]) -> None:
         """Answer keys ``<scheme>:...`` with ``probe`` (e.g. ``mysql`` → seconds behind)."""
@@ -122,8 +123,8 @@ class LagProbes:
         jobs: dict[tuple[str, str], tuple[threading.Thread, list[SourceLag | None]]] = {}
         for key, position in wanted:
             cache_key = (key, dumps(position))
-            if (key.startswith("iceberg:") or key in self._failed or cache_key in self._seen
-                    or cache_key in jobs):
+            if (SourceKey.parse(key).kind == SourceKey.ICEBERG or key in self._failed
+                    or cache_key in self._seen or cache_key in jobs):
                 continue
             jobs[cache_key] = self._start(key, position)
         deadline = time.monotonic() + patience
@@ -167,7 +168,7 @@ class LagProbes:
             followed = self._followed(key)
             if followed is not None:
                 return from_source_lag(key, followed.lag(position))
-            probe = self.probes.get(key.split(":", 1)[0])
+            probe = self.probes.get(SourceKey.parse(key).kind)
             return probe(key, position) if probe is not None else None
         except (IcetideError, OSError, KeyError, TypeError, ValueError) as exc:
             log.warning("lag of %s unavailable: %s", key, exc)
@@ -176,7 +177,7 @@ class LagProbes:
     def _kafka(self, key: str, position: Position) -> SourceLag:
         from icetide.sources.kafka.source import KafkaSource
 
-        src = KafkaSource(key.split(":", 1)[1], self.settings.kafka,
+        src = KafkaSource(SourceKey.parse(key).name, self.settings.kafka,
                           retry_patience=LAG_PATIENCE_S, request_timeout=LAG_PATIENCE_S)
         self.sources[key] = src
         return from_source_lag(key, src.lag(cast(KafkaPosition, position)))
@@ -184,21 +185,34 @@ class LagProbes:
     def _followed(self, key: str) -> AnySource | None:
         """The reader a CDC flow builds from a declared database source: markers name it
         ``mysql:<source>:<table or pattern>``, the pipeline declares ``mysql:<source>``."""
-        scheme, _, rest = key.partition(":")
-        name, _, table = rest.partition(":")
-        base = self.sources.get(f"{scheme}:{name}")
+        parsed = SourceKey.parse(key)
+        base = self.sources.get(str(parsed.declared))
         follow = getattr(base, "follow", None)
-        if not table or follow is None:
+        if not parsed.followed or follow is None:
             return None
-        reader: AnySource = follow(table, (), ())  # lag is the binlog's: any table will do
+        # lag is the binlog's: any table will do
+        reader: AnySource = follow(parsed.followed, (), ())
         self.sources[key] = reader
         return reader
 
+    def _hudi(self, key: str, position: Position) -> SourceLag:
+        """Commits (and the rows they changed, by their write statistics) completed
+        after the flow's position on a Hudi table, from its timeline (no JVM)."""
+        from icetide.lake.hudi_timeline import HudiTimeline, pending_changes
+        from icetide.query.hudi_info import hudi_tables
+
+        name = SourceKey.parse(key).table(self.catalog.name).lower()
+        location = hudi_tables(self.settings).get(name)
+        if location is None:
+            return SourceLag(key, None, "", error=f"no Hudi table {name} in the catalog")
+        after = position.get("instant") if isinstance(position, Mapping) else None
+        commits, rows = pending_changes(HudiTimeline(location, self.settings),
+                                        None if after is None else str(after))
+        return SourceLag(key, float(rows), "rows", {"commits": commits, "rows": rows})
+
     def _iceberg(self, key: str, position: Position) -> SourceLag:
-        parts = tuple(key.split(":", 1)[1].split("."))
-        if parts and parts[0] == self.catalog.name:
-            parts = parts[1:]
-        table = self.catalog.load_table(parts)
+        table = self.catalog.load_table(
+            tuple(SourceKey.parse(key).table(self.catalog.name).split(".")))
         start = position.get("snapshot") if isinstance(position, Mapping) else None
         snaps, rows, removes = 0, 0, False
         log = key.endswith(CHANGELOG_SUFFIX)

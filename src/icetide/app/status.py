@@ -14,6 +14,12 @@ current snapshot and the icetide markers in the summaries of its ancestors
 * expectation counts of the last commit;
 * source lag per flow from its committed position (:mod:`icetide.app.lag`), every source
   asked at once and for :data:`~icetide.app.lag.LAG_PATIENCE_S` at most.
+
+A Hudi table (synced to the same metastore) is read from its timeline instead
+(:class:`~icetide.lake.hudi_timeline.HudiTimeline`): its completed commits carry the
+same markers, so flows, positions, lag and freshness come out the same way; its live
+rows are unknown (not in its metadata) and its last maintenance is its newest
+compaction, clean or clustering.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from icetide.engine.pacing import FreshnessTarget
 from icetide.engine.quality import expectation_counts
 from icetide.lake.dlq import DLQ_COMMENT
 from icetide.lake.flow_errors import flow_errors
+from icetide.lake.hudi_timeline import HudiTimeline
 from icetide.lake.table_state import TableState
 from icetide.model.keys import MarkerExtra, TableProperties
 from icetide.model.markers import Marker
@@ -42,6 +49,11 @@ from icetide.runtime.catalogs import ReadCatalog
 
 #: Snapshots inspected per table for markers (metadata only; newest first).
 MAX_WALK = 1_000
+#: Hudi instants that are table services (their completion is a maintenance time).
+HUDI_SERVICES = ("clean", "compaction", "logcompaction", "clustering")
+
+#: A table as status reads it: Iceberg (pyiceberg) or Hudi (its timeline).
+AnyTable = Table | HudiTimeline
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,8 @@ class TableStatus:
 
     table: str
     exists: bool = True
+    #: iceberg, or hudi merge_on_read / hudi copy_on_write
+    format: str = "iceberg"
     flows: tuple[str, ...] = ()
     last_commit_ms: int | None = None
     rows_last_commit: int | None = None
@@ -146,6 +160,16 @@ class _Walk:
     newest_event_commit_ms: int | None = None
 
 
+def hudi_storage(timeline: HudiTimeline) -> TableStorage:
+    """Commits kept and the last table service (compaction, clean, clustering) of a
+    Hudi table; its files are not counted (no totals in its metadata)."""
+    writes = timeline.writes()
+    services = [timeline.committed_ms(i) for i in timeline.instants()
+                if i.action in HUDI_SERVICES or (i.action == "commit"
+                                                 and timeline.table_type == "MERGE_ON_READ")]
+    return TableStorage(snapshots=len(writes), last_maintenance_ms=max(services, default=None))
+
+
 def _ancestors(table: Table) -> Iterator[Snapshot]:
     snap = table.current_snapshot()
     seen = 0
@@ -156,19 +180,31 @@ def _ancestors(table: Table) -> Iterator[Snapshot]:
         seen += 1
 
 
-def read_markers(table: Table) -> _Walk:
-    """The newest marker, the newest per flow and the newest event time, newest first."""
-    walk = _Walk()
+def marker_commits(table: AnyTable) -> Iterator[tuple[int, Marker]]:
+    """``(commit time ms, marker)`` of the table's commits carrying one, newest first
+    (Iceberg: the current snapshot's ancestors; Hudi: the completed commits)."""
+    if isinstance(table, HudiTimeline):
+        for n, (instant, found) in enumerate(table.markers()):
+            if n >= MAX_WALK:
+                return
+            yield table.committed_ms(instant), found
+        return
     for snap in _ancestors(table):
         summary = snap.summary.additional_properties if snap.summary is not None else {}
         marker = Marker.from_summary(summary)
-        if marker is None:
-            continue
+        if marker is not None:
+            yield snap.timestamp_ms, marker
+
+
+def read_markers(table: AnyTable) -> _Walk:
+    """The newest marker, the newest per flow and the newest event time, newest first."""
+    walk = _Walk()
+    for at_ms, marker in marker_commits(table):
         walk.latest = walk.latest or marker
         walk.per_flow.setdefault(marker.flow, marker)
         if walk.newest_event_ms is None and marker.max_event_time_ms is not None:
             walk.newest_event_ms = marker.max_event_time_ms
-            walk.newest_event_commit_ms = snap.timestamp_ms
+            walk.newest_event_commit_ms = at_ms
     return walk
 
 
@@ -243,13 +279,24 @@ def _judge(fresh: float | None, achieved: float | None, target: FreshnessTarget,
     return "-" if seen is None else freshness_status(seen, target.target_s, target.warn_s)
 
 
-def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = None,
+def _facts(table: AnyTable) -> tuple[str, int | None, int | None, TableStorage]:
+    """Format, last commit (ms), live rows and storage of an Iceberg or Hudi table."""
+    if isinstance(table, HudiTimeline):
+        writes = table.writes()
+        return (f"hudi {table.table_type.lower()}",
+                table.committed_ms(writes[-1]) if writes else None, None, hudi_storage(table))
+    current = table.current_snapshot()
+    return ("iceberg", current.timestamp_ms if current is not None else None,
+            live_rows(current), table_storage(table))
+
+
+def table_status(name: str, table: AnyTable, *, declared: FreshnessTarget | None = None,
                  lag: LagProbe | None = None, now_ms: int | None = None,
                  running: RunningProbe | None = None, walk: _Walk | None = None
                  ) -> TableStatus:
     """The status of one loaded table (``walk``: its markers, when read already)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    current = table.current_snapshot()
+    kind, last_commit_ms, rows_total, storage = _facts(table)
     walk = walk if walk is not None else read_markers(table)
     latest = walk.latest
     life = TableState.of(table.properties)
@@ -264,10 +311,10 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
     state = _judge(fresh, _achieved(walk), target, activity, pending)
     extra = latest.extra if latest is not None else {}
     return TableStatus(
-        table=name, flows=tuple(sorted(walk.per_flow)),
-        last_commit_ms=current.timestamp_ms if current is not None else None,
+        table=name, format=kind, flows=tuple(sorted(walk.per_flow)),
+        last_commit_ms=last_commit_ms,
         rows_last_commit=latest.rows if latest is not None else None,
-        rows_total=live_rows(current), newest_event_ms=walk.newest_event_ms,
+        rows_total=rows_total, newest_event_ms=walk.newest_event_ms,
         freshness_s=fresh, achieved_s=_achieved(walk),
         target_s=target.target_s, warn_s=target.warn_s, state=state,
         mode=extra.get(MarkerExtra.FRESHNESS_MODE),
@@ -275,20 +322,26 @@ def table_status(name: str, table: Table, *, declared: FreshnessTarget | None = 
         dead_letters=latest.dlq_rows if latest is not None else None,
         dropped=_opt_int(extra.get(MarkerExtra.EXPECT_DROPPED)),
         expectations=expectation_counts(extra), lag=lags,
-        errors=flow_errors(table.properties, current.timestamp_ms if current else None),
-        activity=activity, pending=pending, storage=table_storage(table),
+        errors=flow_errors(table.properties, last_commit_ms),
+        activity=activity, pending=pending, storage=storage,
         master=extra.get(MarkerExtra.MASTER),
         executors=tuple(e for e in extra.get(MarkerExtra.EXECUTORS, MarkerExtra.EXECUTORS_DEFAULT)
                         .split(",") if e),
     )
 
 
-def _load_tables(catalog: ReadCatalog, tables: Sequence[str] | None) -> dict[str, Table | None]:
-    """``tables`` (``db.table``; default: every table of the catalog) loaded, in order
-    (None: it does not exist)."""
-    names = list(tables) if tables is not None else [".".join(i) for i in all_tables(catalog)]
-    loaded: dict[str, Table | None] = {}
+def _load_tables(catalog: ReadCatalog, tables: Sequence[str] | None,
+                 hudi: Mapping[str, HudiTimeline] | None = None) -> dict[str, AnyTable | None]:
+    """``tables`` (``db.table``; default: every table of the catalog, Hudi ones too)
+    loaded, in order (None: it does not exist); ``hudi``: the catalog's Hudi tables."""
+    hudi = hudi or {}
+    names = (list(tables) if tables is not None
+             else sorted({*(".".join(i) for i in all_tables(catalog)), *hudi}))
+    loaded: dict[str, AnyTable | None] = {}
     for name in names:
+        if name.lower() in hudi:
+            loaded[name] = hudi[name.lower()]
+            continue
         try:
             loaded[name] = catalog.load_table(tuple(name.split(".")))
         except (NoSuchTableError, NoSuchNamespaceError):
@@ -307,9 +360,10 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
                    targets: Mapping[str, FreshnessTarget] | None = None,
                    lag: LagProbe | None = None, now_ms: int | None = None,
                    running: Callable[[str, str], bool | None] | None = None,
-                   ) -> list[TableStatus]:
-    """Status of ``tables`` (``db.table``; default: every table of the catalog)."""
-    loaded = _load_tables(catalog, tables)
+                   hudi: Mapping[str, HudiTimeline] | None = None) -> list[TableStatus]:
+    """Status of ``tables`` (``db.table``; default: every table of the catalog);
+    ``hudi``: the catalog's Hudi tables by ``db.table``."""
+    loaded = _load_tables(catalog, tables, hudi)
     walks = {name: read_markers(table) for name, table in loaded.items() if table is not None}
     _prefetch(lag, walks.values())
     held = dead_letter_tables(catalog, loaded)
@@ -325,16 +379,17 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
     return out
 
 
-def dead_letter_tables(catalog: ReadCatalog, loaded: Mapping[str, Table | None] | None = None
+def dead_letter_tables(catalog: ReadCatalog,
+                       loaded: Mapping[str, AnyTable | None] | None = None
                        ) -> dict[str, tuple[str, int | None]]:
     """Flow name → its dead-letter table (``db.table``, found by the tables' comment) and
     the rows it holds; ``loaded``: tables loaded already (not loaded again)."""
     found: dict[str, tuple[str, int | None]] = {}
     for ident in all_tables(catalog):
         name = ".".join(ident)
-        table = (loaded or {}).get(name)
+        given = (loaded or {}).get(name)
         try:
-            table = table if table is not None else catalog.load_table(ident)
+            table = given if isinstance(given, Table) else catalog.load_table(ident)
         except (NoSuchTableError, NoSuchNamespaceError):
             continue
         if table.properties.get("comment") != DLQ_COMMENT:
@@ -351,13 +406,14 @@ def _held(row: TableStatus, held: Mapping[str, tuple[str, int | None]]) -> int |
     return sum(rows or 0 for _, rows in tables) if tables else None
 
 
-def collect_lags(catalog: ReadCatalog, tables: Sequence[str] | None, probe: LagProbe
+def collect_lags(catalog: ReadCatalog, tables: Sequence[str] | None, probe: LagProbe,
+                 hudi: Mapping[str, HudiTimeline] | None = None
                  ) -> dict[str, tuple[SourceLag, ...]]:
     """Source lag per table (``db.table``; default: every table), alone: the part of a
     status that asks the sources, which a page fetches apart, so it waits for each
     source's own answer (a broker that is down: when its client gives up, with its error)."""
     return {name: _lag(read_markers(table), probe)
-            for name, table in _load_tables(catalog, tables).items() if table is not None}
+            for name, table in _load_tables(catalog, tables, hudi).items() if table is not None}
 
 
 def with_lag(row: TableStatus, lags: Sequence[SourceLag]) -> TableStatus:

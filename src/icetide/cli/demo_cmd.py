@@ -167,6 +167,9 @@ def _echo_catalog(settings: Settings) -> None:
               show_default=True,
               help="Where dim_db.* come from: cdc (MariaDB + binlog CDC), seed (the seed rows "
                    "loaded once, no database), auto (cdc if mariadbd is installed).")
+@click.option("--hudi/--no-hudi", default=True, show_default=True,
+              help="Also write seed 002's Hudi twin dim_db.user_member_hudi (CDC dimensions "
+                   "on a local lake; the session loads the Hudi bundle) and reconcile it.")
 @click.option("--mariadb-port", type=click.IntRange(0, 65535), default=DEMO_MARIADB_PORT,
               show_default=True, metavar="PORT",
               help="Port of the demo's MariaDB on 127.0.0.1 (taken or 0: a free port).")
@@ -199,7 +202,7 @@ def _echo_catalog(settings: Settings) -> None:
                    "$ICETIDE_HOME/s3-lake, as the seeds keep theirs on S3.")
 @config_option
 def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, dims: str,
-         mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
+         hudi: bool, mariadb_port: int, trigger_interval: float, pipeline: Path | None, live: bool,
          reconcile: bool, report_path: Path | None, sql_server: bool, with_dashboard: bool,
          dashboard_port: int | None, storage: str, config_path: Path | None) -> None:
     """Run the whole seed system end to end with no configuration.
@@ -211,8 +214,8 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
         into the lake instead, see --dims);
       * the embedded Kafka-compatible broker;
       * the seed's click generator and a stream of random business updates;
-      * the whole examples/clickstream pipeline: ODS (+ dead letters), dim_db by CDC,
-        DWD, DWS and ADS.
+      * the whole examples/clickstream pipeline: ODS (+ dead letters), dim_db by CDC
+        (with --hudi, also the Hudi twin dim_db.user_member_hudi), DWD, DWS and ADS.
 
     A live table shows every table's rows, last commit and freshness. After --duration
     seconds or Ctrl-C the generators stop, the flows finish their batch, a final drain
@@ -228,7 +231,7 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
     options = DemoOptions(duration=duration or None, rate=rate, bad_ratio=bad_ratio,
                           business_rate=business_rate, dims=mode,
                           mariadb_port=mariadb_port or None, trigger_interval=trigger_interval,
-                          reconcile=reconcile, pipeline=pipeline,
+                          reconcile=reconcile, pipeline=pipeline, hudi=hudi,
                           sql_port=_sql_port(settings) if sql_server else None)
     with lake_storage(demo_home(settings, cast(Storage, storage)), cast(Storage, storage)
                       ) as settings:

@@ -23,6 +23,8 @@ from icetide.app.status import collect_status
 from icetide.cli.render import live_table, print_uncut
 from icetide.config import Settings
 from icetide.devkit.demo.report import DemoProgress
+from icetide.lake.hudi_timeline import HudiTimeline
+from icetide.query.hudi_info import hudi_tables
 from icetide.runtime.catalogs import ReadCatalog, pyiceberg_catalog
 from icetide.tables.changelog import CHANGELOG_SUFFIX
 
@@ -32,6 +34,8 @@ log = logging.getLogger(__name__)
 #: Demo phases after the continuous flows ended: a table is judged by the freshness its
 #: newest data had when committed, not by its age since the generators stopped.
 STOPPED = ("draining", "reconciling", "done")
+#: Seconds between two looks for the catalog's Hudi tables (the metastore is asked).
+HUDI_EVERY_S = 10.0
 
 
 class LiveStatus:
@@ -41,6 +45,9 @@ class LiveStatus:
                  tables: list[str] | None = None, catalog: ReadCatalog | None = None,
                  progress: DemoProgress | None = None) -> None:
         self.catalog = catalog or pyiceberg_catalog(settings)
+        self.settings = settings
+        self._hudi_found: dict[str, HudiTimeline] = {}
+        self._hudi_at = -HUDI_EVERY_S
         self.tables = tables
         self.progress = progress
         self.started = time.monotonic()
@@ -57,7 +64,8 @@ class LiveStatus:
                 stopped = self.progress is not None and self.progress.phase in STOPPED
                 rows = [row for row in collect_status(
                             self.catalog, self.tables,
-                            running=(lambda _t, _f: False) if stopped else None)
+                            running=(lambda _t, _f: False) if stopped else None,
+                            hudi=self._hudi())
                         if CHANGELOG_SUFFIX not in row.table]  # side tables of the flows
                 title = (self.progress.line() if self.progress is not None
                          else f"icetide demo: {time.monotonic() - self.started:.0f}s")
@@ -65,6 +73,17 @@ class LiveStatus:
             except Exception as exc:  # a half-written metadata file: keep the last table
                 log.debug("live view refresh failed: %s", exc)
             return self._last
+
+    def _hudi(self) -> dict[str, HudiTimeline]:
+        """The catalog's Hudi tables, asked again every :data:`HUDI_EVERY_S` (one appears
+        on its first commit); none but in a Hive catalog."""
+        if self.settings.catalog.type != "hive":
+            return {}
+        if time.monotonic() - self._hudi_at >= HUDI_EVERY_S:
+            self._hudi_found = {name: HudiTimeline(location, self.settings)
+                                for name, location in hudi_tables(self.settings).items()}
+            self._hudi_at = time.monotonic()
+        return self._hudi_found
 
     def __enter__(self) -> LiveStatus:
         if self.console.is_terminal:  # piped or logged: only the final table, once

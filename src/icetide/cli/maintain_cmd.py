@@ -9,7 +9,7 @@ import click
 
 from icetide.cli.options import config_option, context_from
 from icetide.cli.query_cmds import cli_errors, emit
-from icetide.maintenance import MaintenanceReport
+from icetide.maintainer import MaintenanceReport
 from icetide.tables.procedures import procedures_help
 
 

@@ -150,12 +150,14 @@ def sql(query: str, fmt: str, engine: str, limit: int, config_path: Path | None)
 @format_option
 @config_option
 def tables(fmt: str, config_path: Path | None) -> None:
-    """List the catalog's tables: rows, snapshot count and last commit time (UTC)."""
+    """List the catalog's tables (Iceberg, and Hudi tables synced to its metastore): format,
+    rows, snapshot (Hudi: commit) count and last commit time (UTC)."""
     with cli_errors():
         summaries = context_from(config_path).tables()
-    columns = ["table", "rows", "snapshots", "last_commit", "format_version"]
+    columns = ["table", "format", "rows", "snapshots", "last_commit", "format_version"]
     rows = [
-        (s.name, s.rows, s.snapshots, s.last_commit, s.format_version) for s in summaries
+        (s.name, s.format, s.rows, s.snapshots, s.last_commit, s.format_version)
+        for s in summaries
     ]
     emit(columns, rows, fmt)
 
@@ -166,13 +168,14 @@ def _summary_text(summary: Mapping[str, str]) -> str:
 
 def _print_description(info: TableDescription) -> None:
     console = Console()
-    console.print(f"[bold]{info['table']}[/bold]  format v{info['format_version']}")
+    console.print(f"[bold]{info['table']}[/bold]  {info['format']} v{info['format_version']}")
     console.print(f"location: {info['location']}", soft_wrap=True)
     console.print(f"current snapshot: {info['current_snapshot_id']}  rows: {info['rows']}")
     console.print(f"identifier fields: {', '.join(info['identifier_fields']) or '(none)'}")
-    distribution = info["properties"].get("write.distribution-mode", "Iceberg's default")
-    console.print(f"sort order (cluster_by): {', '.join(info['sort_order']) or 'unsorted'}"
-                  f"; write distribution: {distribution}", soft_wrap=True)
+    if info["format"] == "iceberg":
+        distribution = info["properties"].get("write.distribution-mode", "Iceberg's default")
+        console.print(f"sort order (cluster_by): {', '.join(info['sort_order']) or 'unsorted'}"
+                      f"; write distribution: {distribution}", soft_wrap=True)
     schema = info["schema"]
     emit(["id", "name", "type", "nullable", "doc"],
          [(f["id"], f["name"], f["type"], "no" if f["required"] else "yes", f["doc"] or "")
@@ -199,6 +202,8 @@ def _print_history(console: Console, info: TableDescription) -> None:
                       f"{travel['oldest_snapshot_id']}, the oldest of {travel['snapshots_kept']}"
                       " kept; VERSION AS OF / TIMESTAMP AS OF)", soft_wrap=True)
     refs = info["refs"]
+    if info["format"] != "iceberg":  # a Hudi table: commits (instants), no tags
+        return
     if refs:
         emit(["ref", "type", "snapshot_id", "expires"],
              [(r["name"], r["type"], r["snapshot_id"],

@@ -13,7 +13,7 @@ import click
 from icetide.cli.options import conf_option, config_option, context_from
 from icetide.errors import listed
 from icetide.flows.loop import BatchResult
-from icetide.maintenance import MaintenanceReport
+from icetide.maintainer import MaintenanceReport
 from icetide.runtime.interrupt import request_stop
 from icetide.runtime.startup import phase
 

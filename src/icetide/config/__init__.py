@@ -8,7 +8,9 @@ tokens) are accepted only from the environment, never from YAML, and are held as
 logs) lives; the default is ``./.icetide``.
 
 The parts: :mod:`.durations` (the one duration type), :mod:`.sections` (the models),
-:mod:`.loading` (YAML, the environment overlay, :func:`load_settings`).
+:mod:`.loading` (YAML, the environment overlay, :func:`load_settings`), :mod:`.invalid`
+(every pydantic validation error, here and in the pipelines, sources and tables, worded
+as one message).
 """
 
 from icetide.config.durations import Duration, parse_duration

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
 import yaml
 from pydantic import ValidationError
 
+from icetide.config.invalid import Loc, dotted, validation_message
 from icetide.config.sections import Settings
 from icetide.errors import ConfigError
 
@@ -109,7 +110,7 @@ def _deep_merge(base: dict[str, object], over: Mapping[str, object]) -> dict[str
     return merged
 
 
-def _from_env(overlay: Mapping[str, object], loc: tuple[str | int, ...]) -> bool:
+def _from_env(overlay: Mapping[str, object], loc: Loc) -> bool:
     node: object = overlay
     for part in loc:
         if not isinstance(node, Mapping) or str(part) not in node:
@@ -118,18 +119,13 @@ def _from_env(overlay: Mapping[str, object], loc: tuple[str | int, ...]) -> bool
     return True
 
 
-def _format_validation(err: ValidationError, source: str,
-                       overlay: Mapping[str, object] | None = None) -> str:
-    lines = []
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"])
-        if overlay and _from_env(overlay, e["loc"]):
-            loc = ENV_PREFIX + "__".join(str(p).upper() for p in e["loc"])
-        if e["type"] == "extra_forbidden":
-            lines.append(f"{source}: unknown key '{loc}' (check the spelling; see docs/config.md)")
-        else:
-            lines.append(f"{source}: '{loc}': {e['msg']} (got {e.get('input')!r})")
-    return "\n".join(lines)
+def _key_name(overlay: Mapping[str, object] | None) -> Callable[[Loc], str]:
+    """How a bad key is named: its environment variable when the overlay set it."""
+    def name(loc: Loc) -> str:
+        if overlay and _from_env(overlay, loc):
+            return ENV_PREFIX + "__".join(str(p).upper() for p in loc)
+        return dotted(loc)
+    return name
 
 
 def load_settings(
@@ -163,4 +159,5 @@ def load_settings(
         where = source if data else "environment"
         if overlay and data:
             where = f"{source} + ICETIDE_* environment"
-        raise ConfigError(_format_validation(exc, where, overlay)) from None
+        raise ConfigError(validation_message(exc, where, key=_key_name(overlay),
+                                             see="docs/config.md", given=merged)) from None

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from icetide.config.durations import Duration
+from icetide.config.invalid import validation_message
 from icetide.errors import ConfigError
 
 
@@ -283,12 +284,9 @@ class MaintenanceConfig(_Section):
         try:
             return MaintenanceConfig.model_validate({**self.model_dump(), **values})
         except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(
-                f"{origin}.{key}={values.get(key)!r}: {first['msg']} (keys: "
-                f"{', '.join(MaintenanceConfig.model_fields)}; see docs/maintenance.md)"
-            ) from None
+            raise ConfigError(validation_message(
+                exc, origin, allowed=MaintenanceConfig.model_fields, see="docs/maintenance.md",
+                given=values)) from None
 
 
 class SqlServerConfig(_Section):

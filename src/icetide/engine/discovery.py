@@ -15,6 +15,7 @@ from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, bound
 from icetide.model.source import AnyBatch, AnySource
 from icetide.pipelines.spec import FlowSpec, call_query
+from icetide.sources.hudi import HudiTableSource
 from icetide.sources.iceberg import IcebergTableSource
 from icetide.tables.changelog import CHANGELOG_SUFFIX
 
@@ -36,8 +37,8 @@ def _inputs(ctx: BatchContext) -> tuple[str, ...]:
     tables = set(ctx.looked_up)
     for key in ctx.accessed:
         src = ctx.sources[key]
-        if isinstance(src, IcebergTableSource):
-            tables.add(src.ident)
+        if isinstance(src, IcebergTableSource | HudiTableSource):
+            tables.update(src.lake_inputs())
     return tuple(sorted({t.split(".", 1)[1].removesuffix(CHANGELOG_SUFFIX) for t in tables}))
 
 

@@ -17,7 +17,12 @@ from icetide.engine.reads import read_source_hook
 from icetide.errors import PipelineError
 from icetide.flows.context import BatchContext, current_batch
 from icetide.lake.commit import load_table
+from icetide.lake.hudi import HudiTable
+from icetide.lake.hudi import find as find_hudi
+from icetide.lake.hudi import read as hudi_rows
+from icetide.model.source_key import SourceKey
 from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
+from icetide.sources.hudi import HudiTableSource
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
 from icetide.tables.changelog import COMMIT_TS, OP, SEQ, changelog_table_name
 
@@ -47,6 +52,9 @@ def read_table(name: str, streaming: bool) -> DataFrame:
     (:attr:`BatchContext.reading`)."""
     ctx = current_batch()
     ident = ctx.qualify(name)
+    hudi = find_hudi(ctx.spark, ident)
+    if hudi is not None:
+        return _read_hudi(ctx, hudi, streaming)
     if not _exists(ctx, ident):
         raise MissingTable(ident)
     if not streaming:
@@ -80,6 +88,25 @@ def _stream_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFr
     return flatten_changelog(added, [f.name for f in ctx.spark.table(ident).schema.fields])
 
 
+def _read_hudi(ctx: BatchContext, table: HudiTable, streaming: bool) -> DataFrame:
+    """``dp.read`` of a Hudi table: its rows now; ``dp.read_stream``: its changes since
+    the flow's last commit as a primary-key table's changelog (sources/hudi.py)."""
+    if not streaming:
+        ctx.looked_up.add(table.ident)
+        return hudi_rows(ctx.spark, table)
+    source = HudiTableSource(ctx.spark, table)
+    if source.key not in ctx.sources:  # discovery: first sight of this input
+        start = source.initial_position()
+        ctx.add_source(source, source.plan_to(start, start))
+    if ctx.reading == "full" or ctx.batches[source.key].info.get("refresh"):
+        rows = _full_rows(ctx, source.key, table.ident, True)
+    else:
+        added = ctx.read_source(source.key)
+        rows = added.limit(0) if ctx.reading == "removed" else added  # changes are rows
+    ctx.streamed[source.key] = rows
+    return rows
+
+
 def _full_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFrame:
     """Everything the input holds at the batch's end (a changelog: the rows of its table,
     as inserts), kept to the rows ``ctx.full_filter`` names for it."""
@@ -92,7 +119,9 @@ def _full_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFram
         rows = rows.join(kept, kept.columns, "left_semi")
     if not is_pk:
         return rows
-    columns = [f.name for f in ctx.spark.table(ident).schema.fields]
+    columns = ([c for c in rows.columns if c not in (OP, SEQ, COMMIT_TS)]
+               if SourceKey.parse(key).kind == SourceKey.HUDI else
+               [f.name for f in ctx.spark.table(ident).schema.fields])
     return rows.select(*columns, F.lit("+I").alias(OP), F.lit(0).cast("bigint").alias(SEQ),
                        F.lit(None).cast("timestamp").alias(COMMIT_TS))
 

@@ -26,7 +26,7 @@ from icetide.engine.cluster_info import track_runtime
 from icetide.engine.compile import compile_flow
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
-from icetide.engine.maintenance import MaintenanceSchedule
+from icetide.engine.maintenance_schedule import MaintenanceSchedule
 from icetide.engine.order import depths
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
@@ -46,7 +46,7 @@ from icetide.sources.registry import build_sources
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from icetide.maintenance import MaintenanceReport
+    from icetide.maintainer import MaintenanceReport
 
 log = logging.getLogger(__name__)
 

@@ -63,7 +63,7 @@ OnError = Callable[[FlowLoop, BaseException], None]
 
 class Maintenance(Protocol):
     """Table maintenance the scheduler fits in
-    (:class:`icetide.engine.maintenance.MaintenanceSchedule`)."""
+    (:class:`icetide.engine.maintenance_schedule.MaintenanceSchedule`)."""
 
     def due(self, now: float) -> list[str]:
         """Tables whose maintenance is due at wall-clock ``now``, most overdue first."""

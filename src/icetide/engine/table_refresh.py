@@ -26,6 +26,7 @@ from icetide.lake import commit
 from icetide.lake.sinks import MergeSink
 from icetide.model.keys import TableProperties
 from icetide.model.markers import Marker
+from icetide.model.source_key import SourceKey
 from icetide.tables.changelog import CHANGELOG_SUFFIX, changelog_table_name
 from icetide.tables.merge_engines import Deduplicate
 from icetide.tables.sql import quote_ident, quote_qualified
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
-LAKE_KEY = "iceberg:"
-
 
 @dataclass(frozen=True)
 class RefreshRequest:
@@ -51,7 +49,7 @@ def _reset_end(flow: str, table: str, marker: Marker, view: bool, now_ms: int
                ) -> dict[str, Mapping[str, object]]:
     if view:  # a materialized view: no input ids, so it recomputes
         return {key: {} for key in marker.end}
-    others = sorted(k for k in marker.end if not k.startswith(LAKE_KEY))
+    others = sorted(k for k in marker.end if SourceKey.parse(k).kind != SourceKey.ICEBERG)
     if others:
         raise PipelineError(
             f"{table} cannot be rebuilt from its inputs: flow {flow!r} reads "
@@ -100,7 +98,7 @@ def refresh_table(spark: SparkSession, ident: str) -> RefreshRequest:
                             f"resnapshot {ident.split('.', 1)[1]}`")
     now_ms, resets, views = int(time.time() * 1000), [], 0
     for flow, marker in newest_markers(spark, ident).items():
-        view = all(k.startswith("refresh:") for k in marker.end)
+        view = all(SourceKey.parse(k).kind == SourceKey.REFRESH for k in marker.end)
         views += view
         resets.append(Marker(flow, marker.end, _reset_end(flow, ident, marker, view, now_ms),
                              rows=0, committed_at_ms=now_ms, extra={"refresh": "requested"}))
@@ -147,9 +145,11 @@ def downstream_of(spark: SparkSession, ident: str) -> list[str]:
 
 def _reads(marker: Marker, inputs: set[str]) -> bool:
     for key, position in marker.end.items():
-        if key.startswith(LAKE_KEY) and key[len(LAKE_KEY):] in inputs:
+        parsed = SourceKey.parse(key)
+        if parsed.kind == SourceKey.ICEBERG and parsed.name in inputs:
             return True
-        if key.startswith("refresh:") and isinstance(position, Mapping) and inputs & set(position):
+        if (parsed.kind == SourceKey.REFRESH and isinstance(position, Mapping)
+                and inputs & set(position)):
             return True
     return False
 

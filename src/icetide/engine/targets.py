@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from icetide.engine.evolve import apply_evolution, evolve_changelog, plan_evolution, read_stored
 from icetide.errors import PipelineError
@@ -29,8 +29,7 @@ from icetide.tables.ddl import (
     sort_order_text,
     write_order_sql,
 )
-from icetide.tables.merge_engines import parse_merge_engine
-from icetide.tables.merge_sql import EngineLike
+from icetide.tables.merge_engines import Deduplicate
 from icetide.tables.sql import quote_ident, quote_qualified
 
 if TYPE_CHECKING:
@@ -143,7 +142,7 @@ def sink_for(ident: str, table: TableSpec, columns: Sequence[str]) -> Sink:
     """Append for plain tables; a merge engine (default deduplicate) for primary-key tables."""
     if not table.primary_key:
         return AppendSink()
-    engine = parse_merge_engine(cast(EngineLike, table.merge_engine or "deduplicate"))
+    engine = table.merge_engine or Deduplicate()
     changelog = None
     if table.changelog:
         catalog, name = ident.split(".", 1)

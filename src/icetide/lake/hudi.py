@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from icetide.errors import ConfigError, PipelineError
+from icetide.lake.hudi_timeline import MARKER_KEY
 from icetide.model.markers import Marker
 from icetide.runtime.hudi import HOODIE_CATALOG
 from icetide.tables.hudi import TABLE_TYPE
@@ -39,8 +40,6 @@ log = logging.getLogger(__name__)
 
 #: Write options starting with this land in the commit's extra metadata.
 META_PREFIX = "icetide."
-#: The extra-metadata key holding the batch's marker (its summary as JSON).
-MARKER_KEY = "icetide.marker"
 DELETED = "_hoodie_is_deleted"
 #: The ordering field: the sequence (``decimal(38,0)``) as 38 digits of text. Hudi 1.2.0
 #: cannot order by a decimal: merging a stored version (Avro ``fixed``) with a new one
@@ -63,6 +62,9 @@ class HudiTable:
     ordering: str
     properties: Mapping[str, str] = field(default_factory=dict)  # the user's hoodie.*
     metastore: str | None = None  # thrift:// URI it is synced to
+    #: the stored columns as (name, Spark SQL type), when its flow compiled it: what a
+    #: reader sees before the first commit creates the table
+    columns: tuple[tuple[str, str], ...] = ()
 
     @property
     def database(self) -> str:
@@ -92,6 +94,10 @@ class HudiTable:
             # table by a two-part name in the current catalog, which is icetide's Iceberg one)
             "hoodie.datasource.hive_sync.enable": "false",
             "hoodie.datasource.meta.sync.enable": "false",
+            # downstream flows read the table's deletes through Hudi's CDC query
+            # (sources/hudi.py); it is a table setting, taken when the table is created
+            "hoodie.table.cdc.enabled": "true",
+            "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",
             **user,
         }
 
@@ -188,11 +194,53 @@ def last_marker(spark: SparkSession, table: HudiTable, flow: str) -> Marker | No
     return None
 
 
-def read(spark: SparkSession, table: HudiTable) -> DataFrame:
-    """The table's rows (snapshot read), without Hudi's ``_hoodie_*`` columns and the
-    ordering field."""
-    df = spark.read.format("hudi").load(table.path)
+def read(spark: SparkSession, table: HudiTable, as_of: str | None = None) -> DataFrame:
+    """The table's rows (snapshot read; ``as_of``: as of that commit, by its requested
+    time), without Hudi's ``_hoodie_*`` columns and the ordering field."""
+    if table.columns and not exists(spark, table.path):  # declared, not committed yet
+        from icetide.tables.sql import quote_ident
+
+        return spark.createDataFrame([], ", ".join(f"{quote_ident(n)} {t}"
+                                                   for n, t in table.columns))
+    reader = spark.read.format("hudi")
+    if as_of is not None:
+        reader = reader.option("as.of.instant", as_of)
+    df = reader.load(table.path)
     return df.select(*[c for c in df.columns if not c.startswith("_hoodie_") and c != ORDERING])
+
+
+def completed_commits(spark: SparkSession, path: str) -> list[tuple[str, str, JavaObject]]:
+    """``(requested, completed, HoodieCommitMetadata)`` of the table's completed writes
+    (Hudi's active timeline, through its own meta client)."""
+    timeline = (_meta_client(spark, path).getActiveTimeline().getCommitsTimeline()
+                .filterCompletedInstants())
+    return [(str(i.requestedTime()), str(i.getCompletionTime()), timeline.readCommitMetadata(i))
+            for i in timeline.getInstants()]
+
+
+def table_config(spark: SparkSession, path: str) -> dict[str, str]:
+    """The table's ``hoodie.properties`` as Hudi reads them."""
+    props = _meta_client(spark, path).getTableConfig().getProps()
+    return {str(k): str(props.getProperty(k)) for k in props.stringPropertyNames()}
+
+
+def find(spark: SparkSession, ident: str) -> HudiTable | None:
+    """The Hudi table ``ident`` (``catalog.db.table``) when this session has Hudi and
+    there is one at its place in the warehouse (registered by its flow, or found by its
+    ``.hoodie`` folder: written by another pipeline); else ``None`` (an Iceberg table)."""
+    found = registered(ident)
+    if found is not None:
+        return found
+    if spark.conf.get("spark.sql.catalog.spark_catalog", None) != HOODIE_CATALOG:
+        return None
+    try:
+        path = default_path(spark, ident)
+    except PipelineError:
+        return None
+    if not exists(spark, path):
+        return None
+    keys = table_config(spark, path).get("hoodie.table.recordkey.fields", "")
+    return HudiTable(ident, path, tuple(k for k in keys.split(",") if k), "_cdc_pos")
 
 
 def sync_metastore(spark: SparkSession, table: HudiTable) -> None:

@@ -40,7 +40,8 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
-from icetide.tables.maintenance import maintenance_properties
+from icetide.tables.maintenance_policy import maintenance_properties
+from icetide.tables.merge_engines import MergeEngine
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -77,7 +78,7 @@ class StoredOptions(_Described, total=False):
     schema: StructType | str | None
     format: str | None
     primary_key: Sequence[str] | None
-    merge_engine: str | object | None
+    merge_engine: MergeEngine | str | Mapping[str, object] | None
     freshness: str | float | None
     freshness_warn: str | float | None
     changelog: bool
@@ -168,7 +169,7 @@ def _build_table(
                           **maintenance_properties(args.get("sort_order"),
                                                    args.get("maintenance"))},
         primary_key=columns_tuple(args.get("primary_key"), "primary_key"),
-        merge_engine=args.get("merge_engine"),
+        merge_engine=cast("MergeEngine | None", args.get("merge_engine")),  # TableSpec parses it
         freshness=parse_seconds(args.get("freshness"), "freshness"),
         freshness_warn=parse_seconds(args.get("freshness_warn"), "freshness_warn"),
         changelog=bool(args.get("changelog", False)),

@@ -2,7 +2,7 @@
 
 The pure part lives here: missing references, cycles, flows into the wrong kind of
 dataset, declared-vs-produced schema mismatches, key/partition columns that the data
-does not have, merge engines that :mod:`icetide.tables.merge_engines` cannot parse.
+does not have (a merge engine is parsed when its table is declared).
 The JVM part is a hook the runner passes in as ``resolve_inputs``:
 
     def analyze(flow: FlowSpec, graph: PipelineGraph) -> FlowAnalysis: ...
@@ -101,7 +101,6 @@ def dry_run(
     problems += checked.problems(existing_tables)
     schemas = {n: a.schema for n, a in analyses.items() if a.schema is not None}
     for table in sorted(checked.tables.values(), key=lambda t: t.name):
-        problems += _merge_engine_problems(table)
         problems += _table_schema_problems(checked, table, schemas)
     try:
         order: tuple[str, ...] | None = checked.topological_order()
@@ -165,24 +164,6 @@ def _table_schema_problems(
     if reference is not None:
         out += _column_problems(table, reference)
     return out
-
-
-def _merge_engine_problems(table: TableSpec) -> list[Problem]:
-    """Check a declared merge engine with :mod:`icetide.tables.merge_engines` (kept opaque
-    at declaration time; imported lazily so loading does not depend on it)."""
-    if table.merge_engine is None:
-        return []
-    try:
-        from icetide.tables.merge_engines import parse_merge_engine
-    except ImportError:  # pragma: no cover - the module ships with icetide
-        return []
-    try:
-        parse_merge_engine(table.merge_engine)  # type: ignore[arg-type]
-    except Exception as exc:
-        return [Problem("error", "bad_merge_engine", table.name, (
-            f"{where(table.location)}table {table.name}: {exc}"
-        ))]
-    return []
 
 
 def _column_problems(table: TableSpec, schema: Mapping[str, str]) -> list[Problem]:

@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     TypeAdapter,
     ValidationError,
     ValidatorFunctionWrapHandler,
@@ -29,6 +30,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass
 
 from icetide.config import Duration
+from icetide.config.invalid import Loc, validation_message
 from icetide.errors import PipelineError
 from icetide.pipelines.names import (
     SourceLocation,
@@ -39,6 +41,7 @@ from icetide.pipelines.names import (
 )
 from icetide.pipelines.partitioning import PartitionField, parse_partition_cols
 from icetide.tables.hudi import check_properties
+from icetide.tables.merge_engines import MergeEngine, parse_merge_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -113,17 +116,20 @@ class _Validated:
 
 
 def _describe(cls: type[_Validated], values: object, exc: ValidationError) -> str:
-    problem = exc.errors()[0]
+    """``exc`` named as the user wrote it: positional arguments by their field's name,
+    each field's ``description`` as the fix."""
     names = list(getattr(cls, "__dataclass_fields__", {}))  # in declaration order
-    where = problem["loc"][0] if problem["loc"] else ""
-    name = names[where] if isinstance(where, int) and where < len(names) else str(where)
     args, kwargs = getattr(values, "args", None) or (), getattr(values, "kwargs", None) or {}
     given = {**dict(zip(names, args, strict=False)), **kwargs}
-    spec = getattr(cls, "__pydantic_fields__", {}).get(name)
-    hint = f"; write {spec.description}" if spec is not None and spec.description else ""
-    message = str(problem["msg"]).removeprefix("Value error, ")
-    label = cls._label(given)
-    return f"{label}: {name}={problem.get('input')!r}: {message}{hint}"
+    fields = getattr(cls, "__pydantic_fields__", {})
+
+    def name(loc: Loc) -> str:
+        where = loc[0] if loc else ""
+        return names[where] if isinstance(where, int) and where < len(names) else str(where)
+
+    hints = {n: f.description for n, f in fields.items() if f.description}
+    written = {**dict(enumerate(args)), **kwargs}
+    return validation_message(exc, cls._label(given), key=name, hints=hints, given=written)
 
 
 # --------------------------------------------------------------------------- expectations
@@ -151,11 +157,8 @@ def parse_seconds(value: object, what: str) -> float | None:
     try:
         return _POSITIVE.validate_python(value)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        if problem["type"] == "greater_than":
-            raise PipelineError(f"{what}={value!r} must be positive, e.g. '10 seconds'") from None
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        raise PipelineError(f"{what}={value!r}: {message}") from None
+        raise PipelineError(validation_message(
+            exc, key=lambda _: what, hints={what: "a duration such as '10 seconds'"})) from None
 
 
 def columns_tuple(values: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
@@ -206,6 +209,21 @@ def call_query(func: QueryFunction, spark: SparkSession) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- tables
+def _merge_engine(value: object) -> MergeEngine | None:
+    """A declared merge engine parsed at declaration (a name such as ``'deduplicate'``, a
+    dict, or a spec such as ``dp.aggregation(...)``): a bad one fails there, naming the
+    table, as every other option does."""
+    if value is None:
+        return None
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("must not be empty: e.g. 'deduplicate'")
+    try:
+        return parse_merge_engine(cast("MergeEngine | str | Mapping[str, Any]", value))
+    except PipelineError as exc:
+        # parse_merge_engine's own message may name the option too: once is enough
+        raise ValueError(str(exc).removeprefix(f"merge_engine={value!r} ")) from None
+
+
 @dataclass(frozen=True, config=_CONFIG)
 class TableSpec(_Validated):
     """A dataset of the pipeline. ``freshness``/``freshness_warn`` are seconds."""
@@ -223,7 +241,9 @@ class TableSpec(_Validated):
     cluster_by: tuple[str, ...] = ()
     table_properties: FrozenStrMap = field(default_factory=dict, hash=False)
     primary_key: tuple[str, ...] | None = None
-    merge_engine: str | object | None = field(default=None, hash=False)
+    #: how rows of one key merge (declared as a name, a dict or a spec: parsed here)
+    merge_engine: Annotated[MergeEngine | None, PlainValidator(_merge_engine)] = field(
+        default=None, hash=False)
     freshness: PositiveDuration | None = Field(
         default=None, description="positive seconds or a duration such as '10 seconds'")
     freshness_warn: PositiveDuration | None = Field(
@@ -293,8 +313,6 @@ def _check_table_keys(t: TableSpec) -> None:
             f"{where(t.location)}table {t.name}: merge_engine={t.merge_engine!r} needs a "
             "primary key: add primary_key=[...]"
         )
-    if t.merge_engine is not None and isinstance(t.merge_engine, str) and not t.merge_engine:
-        raise PipelineError(f"table {t.name}: merge_engine must not be empty: e.g. 'deduplicate'")
     if t.is_view and (pk is not None or t.partition_cols or t.cluster_by or t.changelog):
         raise PipelineError(
             f"{where(t.location)}temporary view {t.name}: primary_key, partitioning, "

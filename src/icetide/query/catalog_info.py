@@ -46,7 +46,7 @@ def parse_identifier(text: str, catalog_name: str) -> Identifier:
     return parts
 
 
-def _iso(ms: int | None) -> str | None:
+def iso_ms(ms: int | None) -> str | None:
     if ms is None:
         return None
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
@@ -61,6 +61,8 @@ class TableSummary:
     snapshots: int
     last_commit: str | None  # ISO-8601 UTC
     format_version: int
+    #: ``iceberg``, or ``hudi merge_on_read`` / ``hudi copy_on_write``
+    format: str = "iceberg"
 
 
 def live_rows(snapshot: Snapshot | None) -> int | None:
@@ -88,7 +90,7 @@ def summarize(name: str, table: Table) -> TableSummary:
         name=name,
         rows=live_rows(current),
         snapshots=len(meta.snapshots),
-        last_commit=_iso(current.timestamp_ms if current else meta.last_updated_ms),
+        last_commit=iso_ms(current.timestamp_ms if current else meta.last_updated_ms),
         format_version=int(meta.format_version),
     )
 
@@ -143,6 +145,7 @@ class TableDescription(TypedDict):
     """What ``icetide describe`` shows (JSON-friendly)."""
 
     table: str
+    format: str  # iceberg | hudi merge_on_read | hudi copy_on_write
     location: str
     metadata_location: str
     format_version: int
@@ -163,7 +166,7 @@ def _snapshot_info(snap: Snapshot) -> SnapshotInfo:
     return {
         "snapshot_id": snap.snapshot_id,
         "parent_id": snap.parent_snapshot_id,
-        "committed_at": _iso(snap.timestamp_ms),
+        "committed_at": iso_ms(snap.timestamp_ms),
         "operation": summary.operation.value if summary is not None else None,
         "summary": dict(summary.model_dump()) if summary is not None else {},
     }
@@ -217,7 +220,7 @@ def _time_travel_info(table: Table) -> TimeTravelInfo:
     kept = table.metadata.snapshots
     oldest = min(kept, key=lambda s: s.timestamp_ms) if kept else None
     return {"oldest_snapshot_id": oldest.snapshot_id if oldest else None,
-            "oldest_committed_at": _iso(oldest.timestamp_ms) if oldest else None,
+            "oldest_committed_at": iso_ms(oldest.timestamp_ms) if oldest else None,
             "snapshots_kept": len(kept)}
 
 
@@ -228,6 +231,7 @@ def describe(name: Identifier, table: Table, snapshots: int = 5) -> TableDescrip
     current = table.current_snapshot()
     return {
         "table": ".".join(name),
+        "format": "iceberg",
         "location": meta.location,
         "metadata_location": table.metadata_location,
         "format_version": int(meta.format_version),

@@ -24,7 +24,7 @@ from icetide.errors import RuntimeSetupError
 from icetide.runtime.catalogs import catalog_conf, prepare_catalog
 from icetide.runtime.cds import shared_archive_options
 from icetide.runtime.classpath import session_jars
-from icetide.runtime.hudi import hudi_conf
+from icetide.runtime.hudi import hudi_conf, keep_stdout_clean
 from icetide.runtime.jars import jar_cache
 from icetide.runtime.java import JavaInfo, check_java
 from icetide.runtime.py4j_memo import install as memoize_java_names
@@ -283,6 +283,8 @@ def _start(settings: Settings, conf: Mapping[str, str], java: JavaInfo) -> Spark
             f"{java.version} ({java.executable}): {exc}; check spark.master and the log above"
         ) from exc
     session.sparkContext.setLogLevel("WARN")
+    if settings.spark.hudi:
+        keep_stdout_clean(session)
     memoize_java_names()
     _jvm_phases(session)
     return session

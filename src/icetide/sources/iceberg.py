@@ -27,6 +27,7 @@ from icetide.errors import PositionLostError, SourceError
 from icetide.lake.metadata import SnapshotInfo, TableMetadata
 from icetide.model.positions import TableSnapshotPosition
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -66,7 +67,7 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
                  log_of: str | None = None) -> None:
         self.spark = spark
         self.ident = ident
-        self.key = f"iceberg:{ident}"
+        self.key = str(SourceKey.iceberg(ident))
         #: A primary-key table read without a changelog: its MERGE commits (operation
         #: overwrite/delete) cannot be streamed, so meeting one is an error, never a skip.
         self.upserts = upserts

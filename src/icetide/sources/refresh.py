@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from icetide.errors import SourceError, listed
 from icetide.model.positions import SnapshotIdsPosition
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -38,7 +39,7 @@ class SnapshotIdsSource(Source[SnapshotIdsPosition]):
         self.spark = spark
         self.target = target
         self.inputs = tuple(sorted(set(inputs)))
-        self.key = f"refresh:{target}"
+        self.key = str(SourceKey(SourceKey.REFRESH, target))
 
     def initial_position(self) -> SnapshotIdsPosition:
         return {}

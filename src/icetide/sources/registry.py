@@ -19,7 +19,8 @@ from typing import Protocol, cast
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from icetide.config import SECRET_KEYS, Settings
-from icetide.errors import PipelineError, listed
+from icetide.config.invalid import validation_message
+from icetide.errors import PipelineError
 from icetide.model.source import AnySource
 from icetide.pipelines.graph import PipelineGraph
 
@@ -64,8 +65,9 @@ def build_source(name: str, cfg: Mapping[str, object], settings: Settings, *,
     try:
         config = module.Config.model_validate({k: v for k, v in cfg.items() if k != "type"})
     except ValidationError as exc:
-        allowed = ["type", *module.Config.model_fields]
-        raise PipelineError(_explain(exc, where, kind, allowed)) from None
+        raise PipelineError(validation_message(
+            exc, f"{origin}: {kind} source {name!r}", allowed=["type", *module.Config.model_fields],
+            see="docs/config.md, Pipeline sources", given=cfg)) from None
     return module.build(name, config, settings)
 
 
@@ -82,17 +84,3 @@ def _refuse_secrets(cfg: Mapping[str, object], where: str) -> None:
             raise PipelineError(
                 f"{where}: '{key}' must not be written in the spec file; put the secret in an "
                 f"environment variable and name it instead: {key}_env: SHOP_PASSWORD")
-
-
-def _explain(exc: ValidationError, where: str, kind: str, allowed: list[str]) -> str:
-    errors = exc.errors()
-    unknown = [".".join(str(p) for p in e["loc"]) for e in errors if e["type"] == "extra_forbidden"]
-    lines = [f"{where}: unknown keys {listed(unknown)} for a {kind} source (check the spelling; "
-             f"allowed: {', '.join(allowed)})"] if unknown else []
-    for err in errors:
-        key = ".".join(str(p) for p in err["loc"]) or "(entry)"
-        if err["type"] == "missing":
-            lines.append(f"{where}: a {kind} source needs '{key}'")
-        elif err["type"] != "extra_forbidden":
-            lines.append(f"{where}: '{key}': {err['msg']} (got {err.get('input')!r})")
-    return "\n".join(lines)

@@ -41,7 +41,7 @@ def test_mysql_source_config(monkeypatch: pytest.MonkeyPatch) -> None:
     assert follow.server_id != src.follow("db.u", (r"db\.u",), ()).server_id
     assert src.config.connection["password"] == "secret" and src.config.chunk_size == 10
     assert src.config.include == (".*",)
-    with pytest.raises(PipelineError, match="unknown keys"):
+    with pytest.raises(PipelineError, match="mysql source 'shop': unknown key 'colour'"):
         build_source("shop", {"type": "mysql", "host": "h", "user": "u", "colour": 1}, settings)
     no_password = build_source("shop", {"type": "mysql", "host": "h", "user": "u",
                                         "password_env": "NOPE"}, settings)

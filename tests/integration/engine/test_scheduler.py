@@ -15,7 +15,7 @@ from icetide.config import MaintenanceConfig, Settings
 from icetide.engine.run import PipelineRun
 from icetide.flows.loop import BatchResult
 from icetide.lake import commit
-from icetide.maintenance import MaintenanceReport
+from icetide.maintainer import MaintenanceReport
 from icetide.pipelines import load_pipeline
 
 pytestmark = pytest.mark.spark

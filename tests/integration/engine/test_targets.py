@@ -15,7 +15,7 @@ from icetide.config import MaintenanceConfig, Settings
 from icetide.engine.run import PipelineRun
 from icetide.engine.targets import ensure_table
 from icetide.errors import PipelineError
-from icetide.maintenance import Maintainer
+from icetide.maintainer import Maintainer
 from icetide.pipelines import load_pipeline
 from icetide.pipelines.spec import TableSpec
 from icetide.query.catalog_info import describe as describe_table

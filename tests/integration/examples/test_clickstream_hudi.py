@@ -1,6 +1,9 @@
 """examples/clickstream with seed 002's pair: MariaDB ``user_db.user_member`` by CDC into
 the Iceberg ``dim_db.user_member`` AND the Hudi ``dim_db.user_member_hudi``, both equal to
-MariaDB row for row after the seed's update and a delete.
+MariaDB row for row after the seed's update and a delete; then the one catalog: the
+Hudi table beside the Iceberg ones in ``icetide tables``, ``describe``, ``status`` (its
+flow and binlog position from its timeline) and ``icetide sql`` on Spark, and refused
+by the DuckDB path, which reads Iceberg only.
 
 Its own MariaDB (the example names ``user_db``), ``icetide run --once`` of the two flows
 with ``spark.hudi`` on the default catalog, and a Spark session with Hudi reading both
@@ -37,6 +40,13 @@ def _rows(info: MariaDBInfo) -> set[tuple[str | None, ...]]:
         found = {tuple(None if v is None else str(v) for v in r) for r in cur.fetchall()}
     conn.close()
     return found
+
+
+def _cli(env: dict[str, str], *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "icetide.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == code, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
 
 
 def _run(env: dict[str, str]) -> None:
@@ -83,3 +93,33 @@ def test_the_iceberg_and_the_hudi_member_tables_both_equal_mariadb(tmp_path: Pat
     assert {tuple(r) for r in hudi["rows"]} == expected
     assert {tuple(r) for r in hudi["by_name"]} == expected
     assert {tuple(r) for r in found["lake.dim_db.user_member"]["rows"]} == expected
+    _one_catalog(env, hudi["marker_end"], len(expected))
+
+
+def _one_catalog(env: dict[str, str], position: dict[str, object], rows: int) -> None:
+    """The Hudi table in the CLI's listings, by name, with its flow's position."""
+    listed = {t["table"]: t for t in json.loads(_cli(env, "tables", "--format", "json").stdout)}
+    assert listed["dim_db.user_member_hudi"]["format"] == "hudi merge_on_read"
+    assert listed["dim_db.user_member_hudi"]["snapshots"] >= 2
+    assert listed["dim_db.user_member"]["format"] == "iceberg"
+    assert "dim_db.user_member_hudi_rt" not in listed  # Hudi's views fold into the table
+    info = json.loads(_cli(env, "describe", "dim_db.user_member_hudi", "--format",
+                           "json").stdout)
+    assert info["format"] == "hudi merge_on_read" and info["identifier_fields"] == ["userid"]
+    assert "memberLevel" in {c["name"] for c in info["schema"]}
+    assert json.loads(info["snapshots"][0]["summary"]["icetide.pos"]) == position
+    status = {r["table"]: r for r in json.loads(
+        _cli(env, "status", "--format", "json", "--no-lag").stdout)}
+    row = status["dim_db.user_member_hudi"]
+    assert row["format"] == "hudi merge_on_read"
+    assert row["flows"] == ["dim_db.user_member_hudi"]
+    assert row["last_commit_ms"] is not None and row["rows_last_commit"] is not None
+    query = "SELECT count(*) AS n FROM spark_catalog.dim_db.user_member_hudi_rt"
+    counted = json.loads(_cli(env, "sql", query, "--format", "json").stdout)
+    assert counted == [{"n": rows}]
+    refused = _cli(env, "sql", "--engine", "duckdb", "SELECT * FROM dim_db.user_member_hudi",
+                   code=2)
+    assert "reads Iceberg tables only" in refused.stderr
+    plain = {**env, "ICETIDE_SPARK__HUDI": "false"}
+    refused = _cli(plain, "sql", query, code=2)
+    assert "set spark.hudi: true" in refused.stderr

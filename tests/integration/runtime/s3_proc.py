@@ -19,7 +19,7 @@ from icetide.app.context import Context
 from icetide.config import MaintenanceConfig, load_settings
 from icetide.devkit.embedded.process import free_port
 from icetide.lake.commit import load_table
-from icetide.maintenance import Maintainer, actions
+from icetide.maintainer import Maintainer, actions
 from icetide.runtime import s3
 from icetide.runtime.session import get_spark
 

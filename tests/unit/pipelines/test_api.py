@@ -58,7 +58,7 @@ def test_table_with_all_arguments(registry: GraphRegistry) -> None:
     assert t.cluster_by == ("uid",)
     assert t.schema == "uid BIGINT, eventTime TIMESTAMP"
     assert dict(t.table_properties) == {"format-version": "2"}
-    assert (t.primary_key, t.merge_engine, t.changelog) == (("uid",), "deduplicate", True)
+    assert (t.primary_key, t.merge_engine, t.changelog) == (("uid",), dp.deduplicate(), True)
     assert (t.freshness, t.freshness_warn) == (10.0, 5.0)
     assert t.expectations == (Expectation("e", "uid > 0", "fail"),)
     assert dict(registry.flows["ods.clickevent"].spark_conf) == {}  # a flow's own: refused

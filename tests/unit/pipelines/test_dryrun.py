@@ -135,13 +135,3 @@ def test_dry_run_writes_nothing_and_keeps_the_input_graph() -> None:
     dry_run(g, resolve_inputs=analyze)
     assert len(calls) == 2
     assert g.flows["db.views"].inputs is None
-
-
-def test_merge_engines_are_checked_by_the_tables_parser() -> None:
-    good = TableSpec("db.good", primary_key=("id",), merge_engine="deduplicate")
-    bad = TableSpec("db.bad", primary_key=("id",), merge_engine="bogus")
-    report = dry_run(_graph([good, bad], [FlowSpec("db.good", "db.good", query=_q),
-                                          FlowSpec("db.bad", "db.bad", query=_q)]))
-    (error,) = report.errors
-    assert (error.code, error.subject) == ("bad_merge_engine", "db.bad")
-    assert "unknown merge engine 'bogus'" in error.message

@@ -24,6 +24,7 @@ from icetide.pipelines.spec import (
     query_arity,
     struct_to_ddl,
 )
+from icetide.tables.merge_engines import aggregation
 
 
 # --------------------------------------------------------------------------- names
@@ -155,6 +156,27 @@ def test_table_spec_errors(kwargs: dict[str, Any], message: str) -> None:
     args: dict[str, Any] = {"name": "db.t", **kwargs}
     with pytest.raises(PipelineError, match=message):
         TableSpec(**args)
+
+
+def test_a_merge_engine_is_parsed_when_its_table_is_declared() -> None:
+    declared = {"name": "aggregation(views=sum)", "dict": {"engine": "aggregation",
+                                                           "functions": {"views": "sum"}},
+                "spec": aggregation(views="sum")}
+    for given in declared.values():
+        table = TableSpec("db.t", primary_key=("id",), merge_engine=given)
+        assert table.merge_engine == aggregation(views="sum")
+    assert TableSpec("db.t", primary_key=("id",)).merge_engine is None
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ("bogus", r"table 'db.t': merge_engine='bogus': unknown merge engine 'bogus': use one of "
+              r"deduplicate"),
+    ("", r"table 'db.t': merge_engine='': must not be empty: e.g. 'deduplicate'"),
+    (42, r"table 'db.t': merge_engine=42: is not a merge engine: use a name such as"),
+])
+def test_a_bad_merge_engine_fails_its_declaration(given: object, message: str) -> None:
+    with pytest.raises(PipelineError, match=message):
+        TableSpec("db.t", primary_key=("id",), merge_engine=given)
 
 
 # --------------------------------------------------------------------------- flows

@@ -72,9 +72,9 @@ def test_minimal_spec_and_schema_alias(tmp_path: Path) -> None:
         ("name: p\ndefaults: {freshness: 10s, freshness_warn: 20s}\n", "must be below"),
         ("name: p\ndefaults: {freshness: soon}\n", "defaults.freshness='soon'"),
         ("name: p\ndefaults: {maintenance: {intervall: 1m}}\n",
-         r"defaults.maintenance.intervall='1m': Extra inputs.*keys: enabled, interval"),
+         r"defaults.maintenance: unknown key 'intervall'.*allowed: enabled, interval"),
         ("name: p\ndefaults: {maintenance: {orphan_age: 1 minute}}\n",
-         r"defaults.maintenance.orphan_age='1 minute'.*greater than or equal to 3600"),
+         r"defaults.maintenance: orphan_age='1 minute'.*greater than or equal to 3600"),
         ("name: p\ndefaults: {maintenance: 5m}\n", "defaults.maintenance must be a mapping"),
         ("name: p\nconfiguration: {a: [1]}\n", "must be a string"),
         ("name: p\ntables: [a]\n", "'tables' must map a table name or glob"),
@@ -117,8 +117,8 @@ def test_a_python_file_is_not_taken_for_a_pipeline_folder(tmp_path: Path) -> Non
 def test_defaults_maintenance_overrides_the_config_and_tables_override_it(
         tmp_path: Path) -> None:
     from icetide.config import MaintenanceConfig
-    from icetide.engine.maintenance import run_policy
-    from icetide.tables.maintenance import table_policy
+    from icetide.engine.maintenance_schedule import run_policy
+    from icetide.tables.maintenance_policy import table_policy
 
     spec = read_spec_file(_write(tmp_path, "name: p\ndefaults:\n  maintenance:\n"
                                  "    interval: 10 minutes\n    retain_last: 5\n"))

@@ -23,12 +23,14 @@ def test_a_source_type_is_imported_only_when_used() -> None:
 
 @pytest.mark.parametrize(("cfg", "message"), [
     ({"type": "kafka", "topic": "t", "topik": "u"},
-     r"p/icetide-pipeline\.yml: source 'clicks': unknown keys topik for a kafka source"),
-    ({"type": "kafka"}, r"source 'clicks': a kafka source needs 'topic'"),
+     r"p/icetide-pipeline\.yml: kafka source 'clicks': unknown key 'topik' \(check the "
+     r"spelling; allowed: type, topic"),
+    ({"type": "kafka"}, r"kafka source 'clicks': missing required key 'topic'"),
     ({"type": "kafkaa", "topic": "t"}, r"source type 'kafkaa' is unknown; supported: debezium"),
     ({"type": "mysql", "host": "h", "user": "u", "password": "x"},
      r"'password' must not be written in the spec file.*password_env"),
-    ({"type": "mysql", "host": "h", "user": "u", "port": "many"}, r"'port'.*'many'"),
+    ({"type": "mysql", "host": "h", "user": "u", "port": "many"},
+     r"mysql source 'clicks': port='many': .*valid integer"),
 ])
 def test_errors_name_the_spec_file_and_the_key(cfg: dict[str, object], message: str) -> None:
     with pytest.raises(PipelineError, match=message):

@@ -4,8 +4,9 @@ After a run (the demo, an end-to-end test, a suspicious production day) each che
 recomputes a table from scratch and compares it with the incrementally maintained one:
 
 * ODS — rows and dead letters equal what the generator produced (valid / malformed);
-* dimensions — ``dim_db.products`` / ``dim_db.user_member`` equal the MySQL tables row
-  for row (timestamps compared as epoch seconds, decimals as text);
+* dimensions — ``dim_db.products`` / ``dim_db.user_member`` (and, when the run writes
+  it, seed 002's Hudi twin ``dim_db.user_member_hudi``) equal the MySQL tables row for
+  row (timestamps compared as epoch seconds, decimals as text);
 * layers — ``dwd.click_wide`` has exactly the ODS clicks; ``dws.product_views``,
   ``dws.user_profile`` and ``ads.daily_product_report`` equal a recomputation over ODS,
   DWD and the dimensions (see examples/clickstream/LAYERS.md for the semantics).
@@ -35,6 +36,8 @@ ODS = "ods_behavior.clickevent"
 DLQ = "ods_behavior.clickevent_dlq"
 DWD = "dwd.click_wide"
 DIMS = {"products": "dim_db.products", "user_member": "dim_db.user_member"}
+#: The Hudi twin of ``user_member`` (examples/clickstream/dims.py, ``clickstream.hudi``).
+HUDI_DIM = ("user_member", "dim_db.user_member_hudi")
 CDC_COLUMNS = frozenset({"_cdc_pos", "_ts"})
 
 
@@ -130,15 +133,30 @@ def _lake_rows(spark: SparkSession, ident: str, columns: list[tuple[str, str]]
 
 
 def reconcile_dims(spark: SparkSession, catalog: str, conn: pymysql.Connection[Cursor],
-                   database: str = "user_db") -> list[Check]:
-    """``dim_db.products`` / ``dim_db.user_member`` equal the MySQL tables row for row."""
+                   database: str = "user_db", *, hudi: bool = False) -> list[Check]:
+    """``dim_db.products`` / ``dim_db.user_member`` (``hudi``: and the Hudi twin
+    ``dim_db.user_member_hudi``, read from its files) equal the MySQL tables row for row."""
     checks = []
-    for table, lake in DIMS.items():
+    pairs = [(table, lake, f"{catalog}.{lake}") for table, lake in DIMS.items()]
+    if hudi:
+        pairs.append((*HUDI_DIM, _hudi_view(spark, f"{catalog}.{HUDI_DIM[1]}")))
+    for table, lake, read in pairs:
         columns = [c for c in _mysql_columns(conn, database, table) if c[0] not in CDC_COLUMNS]
         checks.append(_compare(f"{lake} = MySQL {database}.{table}",
                                _mysql_rows(conn, database, table, columns),
-                               _lake_rows(spark, f"{catalog}.{lake}", columns)))
+                               _lake_rows(spark, read, columns)))
     return checks
+
+
+def _hudi_view(spark: SparkSession, ident: str) -> str:
+    """A temporary view of the Hudi table ``ident``'s rows (a snapshot read of its files:
+    merge-on-read logs merged), named for :func:`_lake_rows`."""
+    from icetide.lake import hudi
+
+    table = hudi.HudiTable(ident, hudi.default_path(spark, ident), (), hudi.ORDERING)
+    view = "icetide_reconcile_" + ident.replace(".", "_")
+    hudi.read(spark, table).createOrReplaceTempView(view)
+    return view
 
 
 # --- layers vs recomputation -----------------------------------------------------------

@@ -20,6 +20,7 @@ flow continues from the position committed in its table.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import shutil
 import signal
@@ -59,6 +60,7 @@ log = logging.getLogger(__name__)
 
 DEMO_TOPIC = "clicktopic"
 DIMS_KEY = "clickstream.dims"
+HUDI_KEY = "clickstream.hudi"
 
 
 def find_example(name: str = "clickstream") -> Path:
@@ -94,6 +96,9 @@ class DemoOptions:
     #: Erase a user and correct some clicks at ODS this many seconds into the run (None:
     #: half the duration, 30 s without one; see devkit/demo/edits.py)
     edit_after: float | None = None
+    #: Seed 002's Hudi twin dim_db.user_member_hudi beside the Iceberg dim_db.user_member
+    #: (CDC dimensions only; the session gets the Hudi bundle, ``spark.hudi``)
+    hudi: bool = True
 
     def edit_delay(self) -> float:
         """Seconds into the run at which the edits are made."""
@@ -139,7 +144,24 @@ def _load_graph(options: DemoOptions, dims: str, shop: Shop | None) -> PipelineG
 
     env = shop.pipeline_env() if shop is not None else None
     return load_pipeline(options.pipeline or find_example(), env=env,
-                         configuration={DIMS_KEY: dims})
+                         configuration={DIMS_KEY: dims,
+                                        HUDI_KEY: str(options.hudi and dims == "cdc").lower()})
+
+
+def with_hudi(options: DemoOptions, dims: str, settings: Settings) -> bool:
+    """Whether the run writes the Hudi twin: asked for, the dimensions come by CDC, and
+    the lake is local (Hudi on an S3 warehouse is not tested here)."""
+    from icetide.runtime.s3 import uses_s3
+
+    return options.hudi and dims == "cdc" and not uses_s3(settings)
+
+
+def _run_settings(settings: Settings, bootstrap: str, hudi: bool) -> Settings:
+    """The run's settings: the fresh broker, and a session with Hudi for the Hudi twin."""
+    found = _with_broker(settings, bootstrap)
+    if not hudi or found.spark.hudi:
+        return found
+    return found.model_copy(update={"spark": found.spark.model_copy(update={"hudi": True})})
 
 
 class Generators:
@@ -237,9 +259,11 @@ def _catch_up(stop: threading.Event, flows_stop: threading.Event, counter: Batch
 
 
 def reconcile_lake(spark: SparkSession, catalog: str, expected: LakeCounts,
-                   shop: Shop | None, edits: Sequence[Edit] = ()) -> list[Check]:
-    """ODS/DLQ vs produced (less the erased rows), dimensions vs MariaDB (CDC only),
-    nothing the edits removed left in DWD, layers vs recomputation over ODS."""
+                   shop: Shop | None, edits: Sequence[Edit] = (), *,
+                   hudi: bool = False) -> list[Check]:
+    """ODS/DLQ vs produced (less the erased rows), dimensions vs MariaDB (CDC only; with
+    ``hudi`` the Hudi twin too), nothing the edits removed left in DWD, layers vs
+    recomputation over ODS."""
     from icetide.devkit.demo.reconcile import (
         check_edit,
         reconcile_dims,
@@ -251,7 +275,7 @@ def reconcile_lake(spark: SparkSession, catalog: str, expected: LakeCounts,
     checks += [check_edit(spark, catalog, edit) for edit in edits]
     if shop is not None:
         with contextlib.closing(shop.connect()) as conn:
-            checks += reconcile_dims(spark, catalog, conn, shop.database)
+            checks += reconcile_dims(spark, catalog, conn, shop.database, hudi=hudi)
     checks += reconcile_layers(spark, catalog)
     return checks
 
@@ -267,12 +291,13 @@ def run_demo(settings: Settings, options: DemoOptions, stop: threading.Event,
     if warning:
         log.warning("%s", warning)
     progress.dims = dims
+    options = dataclasses.replace(options, hudi=with_hudi(options, dims, settings))
     with contextlib.ExitStack() as stack:
         shop = (stack.enter_context(shop_database(settings, options.mariadb_port))
                 if dims == "cdc" else None)
         graph = _load_graph(options, dims, shop)
         broker = stack.enter_context(_broker(settings))
-        run_settings = _with_broker(settings, broker.bootstrap)
+        run_settings = _run_settings(settings, broker.bootstrap, options.hudi)
         spark = _spark(run_settings)
         if options.spark_log_level:
             spark.sparkContext.setLogLevel(options.spark_log_level)
@@ -322,7 +347,7 @@ class _DemoRun:
             erased = sum(e.rows for e in edits if e.removes)
             checks = reconcile_lake(self.spark, self.catalog, LakeCounts(
                 baseline.ods + generated.valid - erased, baseline.dlq + generated.malformed),
-                self.shop, edits)
+                self.shop, edits, hudi=self.options.hudi)
         self.progress.enter("done")
         return DemoReport(
             dims=self.progress.dims, generated=generated, business=business,

@@ -157,7 +157,7 @@ def _hudi_target(spark: SparkSession, ident: str, table: TableSpec, schema: Tabl
     path = hudi.default_path(spark, ident)
     found = hudi.HudiTable(ident, path, schema.primary_key, SEQUENCE_COLUMN,
                            dict(table.table_properties),
-                           hudi.metastore_of(spark, ident.split(".")[0]))
+                           hudi.metastore_of(spark, ident.split(".")[0]), tuple(columns))
     hudi.register(found)
     struct = spark.createDataFrame([], ", ".join(f"{quote_ident(n)} {t}" for n, t in columns))
     sink = HudiSink(found, tuple(columns), struct.schema)

@@ -33,6 +33,7 @@ from icetide.lake.dlq import dead_letters
 from icetide.model.markers import dumps
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 from icetide.sources.debezium.arrow import META_DDL, EnvelopeDecoder
 from icetide.sources.debezium.decode import BadMessage, columns_of
 
@@ -74,7 +75,7 @@ class DebeziumSource(Source[KafkaPosition]):
     def __init__(self, config: DebeziumConfig, kafka: KafkaSource) -> None:
         self.config = config
         self.kafka = kafka
-        self.key = f"debezium:{config.name}"
+        self.key = str(SourceKey(SourceKey.DEBEZIUM, config.name))
         self._columns: tuple[tuple[str, str], ...] = config.columns
         #: this batch's label, its decoded rows and raw messages (persisted until the next)
         self._decoded: tuple[str, DataFrame, DataFrame] | None = None

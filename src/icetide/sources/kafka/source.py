@@ -20,6 +20,7 @@ from icetide.config import KafkaConfig
 from icetide.errors import SourceError
 from icetide.model.positions import KafkaPosition
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 from icetide.sources.kafka.client import RetryPolicy, consumer_config, resolve_bootstrap
 from icetide.sources.kafka.layout import DEFAULT_SLICE_SIZE, BatchReader
 from icetide.sources.kafka.planner import (
@@ -71,7 +72,7 @@ class KafkaSource(Source[KafkaPosition]):
     ) -> None:
         kafka = kafka or KafkaConfig()
         self.topic = check_topic(topic)
-        self.key = f"kafka:{topic}"
+        self.key = str(SourceKey.kafka(topic))
         self.bootstrap = resolve_bootstrap(kafka, bootstrap)
         self.policy: Policy = policy or kafka.offset_out_of_range
         self.max_records = kafka.max_records_per_trigger

@@ -123,6 +123,11 @@ function lagText(lag, full) {
 
 function storageCell(st) {
   // data files · average size · delete files · snapshots; last maintenance on hover
+  if (st && st.data_files == null && st.snapshots) {  // a Hudi table: its commits only
+    const when = st.last_maintenance_ms ? new Date(st.last_maintenance_ms).toLocaleTimeString() : "never";
+    return el("td", { "data-field": "storage", title: "last compaction, clean or clustering" },
+      `${st.snapshots} commits`, el("div", { class: "muted", "data-field": "maintained" }, `maintained ${when}`));
+  }
   if (!st || st.data_files == null) return el("td", { "data-field": "storage" }, "-");
   const mb = st.avg_file_bytes == null ? "?" : (st.avg_file_bytes / 1048576).toFixed(1) + " MB";
   const when = st.last_maintenance_ms ? new Date(st.last_maintenance_ms).toLocaleTimeString() : "never";
@@ -137,7 +142,11 @@ function renderTables(state) {
   for (const row of state.status) {
     const act = state.activity[row.table];
     const tr = el("tr", { "data-table": row.table });
-    tr.append(el("td", { class: "name" }, nameText(row.table)));
+    const name = el("td", { class: "name" }, nameText(row.table));
+    if (row.format && row.format !== "iceberg") {  // a Hudi table beside the Iceberg ones
+      name.append(el("div", { class: "muted", "data-field": "format" }, row.format));
+    }
+    tr.append(name);
     if (!row.exists) {
       tr.append(el("td", { colSpan: 9, class: "muted" }, "not created"));
       body.append(tr);

@@ -12,7 +12,7 @@ from pyspark.sql import Row, SparkSession
 from icetide.config import MaintenanceConfig, Settings
 from icetide.errors import PositionLostError
 from icetide.lake import commit
-from icetide.maintenance import Maintainer
+from icetide.maintainer import Maintainer
 from icetide.model.markers import Marker
 from icetide.sources.iceberg import IcebergTableSource
 from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql

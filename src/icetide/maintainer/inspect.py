@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from icetide.config import MaintenanceConfig
 from icetide.lake.commit import MAX_ANCESTORS, read_metadata
 from icetide.lake.metadata import local_path, metadata_of
-from icetide.maintenance.report import TableStats
+from icetide.maintainer.report import TableStats
 from icetide.model.keys import MarkerKeys
 from icetide.model.markers import Marker
-from icetide.tables.maintenance import FlowMark, full_size_bytes, small_file_bytes
+from icetide.tables.maintenance_policy import FlowMark, full_size_bytes, small_file_bytes
 from icetide.tables.sql import quote_ident
 
 if TYPE_CHECKING:

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from icetide.config import MaintenanceConfig, Settings
 from icetide.lake.commit import load_table, read_metadata
 from icetide.lake.metadata import TableMetadata, metadata_of
-from icetide.maintenance import actions
-from icetide.maintenance.inspect import all_marks, catalog_tables, medium_bytes, table_stats
-from icetide.maintenance.report import MaintenanceReport, TableStats
+from icetide.maintainer import actions
+from icetide.maintainer.inspect import all_marks, catalog_tables, medium_bytes, table_stats
+from icetide.maintainer.report import MaintenanceReport, TableStats
 from icetide.model.keys import TableProperties
-from icetide.tables.maintenance import (
+from icetide.tables.maintenance_policy import (
     FlowMark,
     compaction_options,
     delete_rewrite_options,

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from icetide.config import MaintenanceConfig, Settings
 from icetide.lake import commit
-from icetide.maintenance import Maintainer
+from icetide.maintainer import Maintainer
 from icetide.model.markers import Marker
 from icetide.sources.iceberg import IcebergTableSource
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from icetide.config import MaintenanceConfig
+from icetide.config.invalid import Loc, dotted, validation_message
 from icetide.errors import MaintenanceError, PipelineError
 from icetide.model.keys import TableProperties
+from icetide.model.source_key import SourceKey
 
 PROPERTY_PREFIX = TableProperties.MAINTENANCE_PREFIX
-
-ICEBERG_KEY = "iceberg:"
 
 
 def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> MaintenanceConfig:
@@ -34,11 +34,15 @@ def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> Main
     try:
         return MaintenanceConfig.model_validate({**base.model_dump(), **over})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = PROPERTY_PREFIX + str(first["loc"][0]).replace("_", "-") if first["loc"] else ""
-        raise MaintenanceError(
-            f"table property {name!r}: {first['msg']} (see maintenance.* in docs/config.md)"
-        ) from None
+        raise MaintenanceError(validation_message(
+            exc, "table properties", key=_property, see="maintenance.* in docs/config.md",
+            allowed=(_property((name,)) for name in MaintenanceConfig.model_fields), given=over,
+        )) from None
+
+
+def _property(loc: Loc) -> str:
+    """The table property of a policy key: ``orphan_age`` → ``icetide.maintenance.orphan-age``."""
+    return PROPERTY_PREFIX + dotted(loc).replace("_", "-")
 
 
 def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool) -> tuple[str, str | None]:
@@ -165,7 +169,7 @@ class FlowMark:
 def needed_snapshots(table: str, marks: Iterable[FlowMark]) -> dict[int, str]:
     """Snapshots of ``table`` that flows still need → who needs them (for messages)."""
     need: dict[int, str] = {}
-    key = ICEBERG_KEY + table
+    key = str(SourceKey.iceberg(table))
     for mark in marks:
         if mark.table == table:
             need.setdefault(mark.snapshot, f"flow {mark.flow} (its newest marker)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icetide.maintenance.report import MaintenanceReport, TableStats
+from icetide.maintainer.report import MaintenanceReport, TableStats
 
 
 def test_summary_names_the_steps_that_acted_with_their_time() -> None:

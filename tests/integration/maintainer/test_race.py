@@ -16,7 +16,7 @@ from icetide.flows.context import BatchContext
 from icetide.flows.loop import Flow, FlowLoop
 from icetide.lake import commit
 from icetide.lake.sinks import MergeSink
-from icetide.maintenance import Maintainer
+from icetide.maintainer import Maintainer
 from icetide.model.markers import Marker
 from icetide.sources.iceberg import IcebergTableSource
 from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql

@@ -2,7 +2,7 @@
 
 The scheduler's API: ``due(now)`` lists the tables whose policy ``interval`` elapsed,
 ``run(table)`` does one maintenance pass (conflicts with the run's own writers are
-retried, then yielded: a flow's commit always wins, see :mod:`icetide.maintenance`).
+retried, then yielded: a flow's commit always wins, see :mod:`icetide.maintainer`).
 The pipeline scheduler (:mod:`icetide.engine.scheduler`) runs the passes in a slot of
 their own, in Spark's scheduler pool ``maintenance``, skipping tables whose writer is in
 a batch.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig
 from icetide.flows.loop import Flow
-from icetide.maintenance import Maintainer, MaintenanceReport
+from icetide.maintainer import Maintainer, MaintenanceReport
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icetide.engine.maintenance import staggered
+from icetide.engine.maintenance_schedule import staggered
 
 
 def test_first_passes_are_spread_over_the_first_interval_not_all_due_at_once() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from icetide.config import MaintenanceConfig, load_settings
 from icetide.errors import ConfigError, MaintenanceError
-from icetide.tables.maintenance import (
+from icetide.tables.maintenance_policy import (
     FlowMark,
     compaction_options,
     delete_rewrite_options,
