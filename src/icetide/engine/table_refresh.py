@@ -145,7 +145,9 @@ def downstream_of(spark: SparkSession, ident: str) -> list[str]:
 
 def _reads(marker: Marker, inputs: set[str]) -> bool:
     for key, position in marker.end.items():
-        parsed = SourceKey.parse(key)
+        parsed = SourceKey.parsed_or_none(key)  # every table of the catalog is scanned
+        if parsed is None:
+            continue
         if parsed.kind == SourceKey.ICEBERG and parsed.name in inputs:
             return True
         if (parsed.kind == SourceKey.REFRESH and isinstance(position, Mapping)

@@ -53,6 +53,15 @@ class SourceKey:
         return cls(kind, name)
 
     @classmethod
+    def parsed_or_none(cls, text: str) -> SourceKey | None:
+        """:meth:`parse`, or ``None`` for a key icetide did not write (a marker of another
+        writer, read while scanning every table of a catalog)."""
+        try:
+            return cls.parse(text)
+        except SourceError:
+            return None
+
+    @classmethod
     def kafka(cls, topic: str) -> SourceKey:
         return cls(cls.KAFKA, topic)
 

@@ -63,3 +63,8 @@ def test_text_that_is_not_a_key_is_refused_with_the_form(text: str) -> None:
         SourceKey.parse(text)
     with pytest.raises(SourceError, match="both parts must be non-empty"):
         SourceKey("kafka", "")
+
+
+def test_a_foreign_marker_key_reads_as_none_where_a_whole_catalog_is_scanned() -> None:
+    assert SourceKey.parsed_or_none("n") is None
+    assert SourceKey.parsed_or_none("iceberg:lake.db.t") == SourceKey.iceberg("lake.db.t")
