@@ -24,15 +24,15 @@ def _change(before: int, after: int | None, dry_run: bool) -> str:
 
 
 def _row(r: MaintenanceReport) -> tuple[object, ...]:
-    after = r.after
-    deletes = r.actions.get("deletes", {}).get("rewritten_delete_files_count", "")
+    after, done = r.after, r.actions
+    deletes = done.deletes.done if done.deletes is not None else None
     return (
-        r.table, ", ".join(r.actions) or "-",
+        r.table, ", ".join(done.done()) or "-",
         _change(r.before.data_files, after.data_files if after else None, r.dry_run),
         _change(r.before.delete_files, after.delete_files if after else None, r.dry_run),
-        deletes,
-        r.actions.get("expiry", {}).get("snapshots", 0),
-        r.actions.get("orphans", {}).get("orphan_files", 0),
+        deletes.rewritten_delete_files_count if deletes is not None else "",
+        done.expiry.snapshots if done.expiry is not None else 0,
+        done.orphans.orphan_files if done.orphans is not None else 0,
         "" if r.dry_run else _size(r.bytes_freed),
         "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
     )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 from tenacity import stop_after_attempt, wait_incrementing
 
 from icetide.lake.commit import is_commit_conflict
+from icetide.maintainer.report import OrphanSweep, RewriteCounts
 from icetide.runtime.retry import Failure, retrying
 from icetide.runtime.s3 import on_s3
 from icetide.tables.procedures import call_sql
@@ -61,23 +62,25 @@ def _in_catalog(ident: str) -> str:
 
 
 def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
-                       sort_order: str | None, options: dict[str, str]) -> dict[str, object]:
+                       sort_order: str | None, options: dict[str, str]) -> RewriteCounts:
     args: dict[str, object] = {"table": _in_catalog(ident), "strategy": strategy,
                                "options": options}
     if sort_order:
         args["sort_order"] = sort_order
-    return _call(spark, split_qualified(ident)[0], "rewrite_data_files", args)
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_data_files", args))
 
 
 def rewrite_position_deletes(spark: SparkSession, ident: str,
-                             options: dict[str, str]) -> dict[str, object]:
-    return _call(spark, split_qualified(ident)[0], "rewrite_position_delete_files",
-                 {"table": _in_catalog(ident), "options": options})
+                             options: dict[str, str]) -> RewriteCounts:
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_position_delete_files",
+        {"table": _in_catalog(ident), "options": options}))
 
 
-def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, object]:
-    return _call(spark, split_qualified(ident)[0], "rewrite_manifests",
-                 {"table": _in_catalog(ident)})
+def rewrite_manifests(spark: SparkSession, ident: str) -> RewriteCounts:
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_manifests", {"table": _in_catalog(ident)}))
 
 
 def _actions(spark: SparkSession) -> JavaObject:
@@ -112,7 +115,7 @@ class _KeepFiles:
 
 
 def remove_orphans(spark: SparkSession, table: JavaObject, older_than_ms: int, dry_run: bool
-                   ) -> dict[str, object]:
+                   ) -> OrphanSweep:
     """Delete (dry: list) files under the table that no snapshot references and that are
     older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h. On
     object storage it lists objects by prefix through the table's FileIO (S3FileIO), not
@@ -130,4 +133,4 @@ def remove_orphans(spark: SparkSession, table: JavaObject, older_than_ms: int, d
         action = action.deleteWith(keep)
     result = action.execute()
     files = [str(p) for p in result.orphanFileLocations()]
-    return {"orphan_files": len(files), "sample": files[:5]}
+    return OrphanSweep(len(files), tuple(files[:5]), older_than_ms)

@@ -8,7 +8,8 @@ a flow), ``mysql:<source>`` (a declared database) and
 ``debezium:<name>``, ``refresh:<catalog.db.view>`` (a materialized view's inputs). A
 :class:`SourceKey` formats to exactly that text and parses it back; everything that
 builds or splits a key (sources, lag probes, the dashboard's DAG, maintenance's
-retention floor, table refresh) goes through it.
+retention floor, table refresh) goes through it. Readers of the lake use
+:meth:`SourceKey.read`, which passes over a key icetide did not write.
 """
 
 from __future__ import annotations
@@ -53,13 +54,19 @@ class SourceKey:
         return cls(kind, name)
 
     @classmethod
-    def parsed_or_none(cls, text: str) -> SourceKey | None:
-        """:meth:`parse`, or ``None`` for a key icetide did not write (a marker of another
-        writer, read while scanning every table of a catalog)."""
+    def read(cls, text: str) -> SourceKey | None:
+        """The key of a marker's position; ``None`` for one icetide did not write (a
+        marker committed by hand or by a test): readers of the lake skip those."""
         try:
             return cls.parse(text)
         except SourceError:
             return None
+
+    @classmethod
+    def kind_of(cls, text: str) -> str | None:
+        """The kind of key ``text`` (``None``: not a key, see :meth:`read`)."""
+        key = cls.read(text)
+        return key.kind if key is not None else None
 
     @classmethod
     def kafka(cls, topic: str) -> SourceKey:

@@ -65,6 +65,7 @@ def test_text_that_is_not_a_key_is_refused_with_the_form(text: str) -> None:
         SourceKey("kafka", "")
 
 
-def test_a_foreign_marker_key_reads_as_none_where_a_whole_catalog_is_scanned() -> None:
-    assert SourceKey.parsed_or_none("n") is None
-    assert SourceKey.parsed_or_none("iceberg:lake.db.t") == SourceKey.iceberg("lake.db.t")
+def test_readers_of_the_lake_pass_over_keys_icetide_did_not_write() -> None:
+    assert SourceKey.read("n") is None and SourceKey.kind_of("n") is None
+    assert SourceKey.read("kafka:t") == SourceKey.kafka("t")
+    assert SourceKey.kind_of("refresh:lake.ads.v") == SourceKey.REFRESH
