@@ -145,6 +145,17 @@ def _expectations(func: Callable[..., object] | None, args: StoredOptions
     return parked + given
 
 
+def _per_table(maintenance: Mapping[str, object] | None) -> Mapping[str, object] | None:
+    """A table's ``maintenance=`` overrides; ``enabled`` is refused: a run's maintenance
+    is switched on or off as a whole, and a table's own switch is not read."""
+    if maintenance is not None and "enabled" in maintenance:
+        raise PipelineError(
+            f"maintenance={{'enabled': {maintenance['enabled']!r}}} is not applied per table: "
+            "a run maintains every table it writes or none. Set maintenance.enabled in "
+            "icetide.yaml or defaults.maintenance.enabled in the pipeline file")
+    return maintenance
+
+
 #: ``format=`` values (SDP's default is Delta; icetide's Iceberg)
 FORMATS: dict[str, Literal["iceberg", "hudi"]] = {"iceberg": "iceberg", "hudi": "hudi"}
 
@@ -169,7 +180,7 @@ def _build_table(
         cluster_by=columns_tuple(args.get("cluster_by"), "cluster_by") or (),
         table_properties={**_str_dict(args.get("table_properties"), "table_properties"),
                           **maintenance_properties(args.get("sort_order"),
-                                                   args.get("maintenance"))},
+                                                   _per_table(args.get("maintenance")))},
         primary_key=columns_tuple(args.get("primary_key"), "primary_key"),
         merge_engine=cast("MergeEngine | None", args.get("merge_engine")),  # TableSpec parses it
         freshness=parse_seconds(args.get("freshness"), "freshness"),
