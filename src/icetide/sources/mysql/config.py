@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from icetide.config import Duration, Settings
 from icetide.sources.mysql.declared import MySqlDeclaration
@@ -41,7 +41,8 @@ class Config(SourceConfig):
     exclude: tuple[str, ...] = ()
     chunk_size: int | None = Field(default=None, ge=1)
     max_records: int | None = Field(default=None, ge=1)
-    server_id: int | None = Field(default=None, ge=1)
+    #: refused: each CDC flow over the source is a replica with an id of its own
+    server_id: int | None = None
     drop_policy: Literal["keep", "drop", "fail"] = "keep"
     snapshot_method: Method | None = None
     max_view_age: Duration | None = Field(default=None, gt=0)
@@ -51,6 +52,16 @@ class Config(SourceConfig):
     #: against ``tls_ca`` (a CA file; default: the system's CAs) and the host name.
     tls: Literal["disabled", "required", "verify"] = "disabled"
     tls_ca: str | None = None
+
+    @field_validator("server_id")
+    @classmethod
+    def _no_server_id(cls, v: int | None) -> int | None:
+        if v is not None:
+            raise ValueError(
+                f"server_id {v} is not applied: every CDC flow over the source replicates "
+                "with an id of its own, derived from the source and flow names (two replicas "
+                "with one id would disconnect each other); drop server_id")
+        return v
 
     @model_validator(mode="after")
     def _ca_for_verify(self) -> Config:
@@ -86,8 +97,8 @@ def build(name: str, config: Config, settings: Settings) -> MySqlDeclaration:
     password, missing = _password(name, config)
     connection = {"host": config.host, "port": config.port, "user": config.user,
                   "password": password, "charset": "utf8mb4", **_tls(config)}
-    extra = {key: value for key in ("chunk_size", "max_records", "server_id",
-                                    "snapshot_method", "max_view_age")
+    extra = {key: value for key in ("chunk_size", "max_records", "snapshot_method",
+                                    "max_view_age")
              if (value := getattr(config, key)) is not None}
     return MySqlDeclaration(MySqlSourceConfig(
         name=name, connection=connection, include=config.include, exclude=config.exclude,
