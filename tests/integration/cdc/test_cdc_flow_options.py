@@ -4,6 +4,7 @@ is known by its name (its marker in the target)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -37,15 +38,18 @@ def _run(mariadb: MariaDBInfo, spark: SparkSession, settings: Settings, folder: 
         run.run_once()
 
 
+def _items(mariadb: MariaDBInfo) -> str:
+    """A new database holding ``items`` (3 rows): its qualified name."""
+    db = unique("shop")
+    with contextlib.closing(mariadb.connect()) as conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{db}`")
+    return create_items(mariadb, db, 3)
+
+
 def test_keys_sequence_by_and_name_of_a_cdc_flow(
         mariadb: MariaDBInfo, spark: SparkSession, icetide_settings: Settings,
         tmp_path: Path) -> None:
-    db, lake_db = unique("shop"), unique("dim")
-    conn = mariadb.connect()
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE `{db}`")
-    conn.close()
-    table = create_items(mariadb, db, 3)
+    lake_db, table = unique("dim"), _items(mariadb)
     with pytest.raises(PipelineError, match=r"keys=\['name'\] must be the upstream primary "
                                             r"key \(id\)"):
         _run(mariadb, spark, icetide_settings, tmp_path / "k", lake_db, table, "['name']",

@@ -16,6 +16,7 @@ from icetide.engine.run import PipelineRun
 from icetide.flows.loop import BatchResult
 from icetide.maintenance import MaintenanceReport
 from icetide.pipelines import load_pipeline
+from tests.pipelines import pipeline_folder
 
 pytestmark = pytest.mark.spark
 
@@ -29,12 +30,7 @@ def copy():
 
 
 def _pipeline(tmp_path: Path, name: str, defaults: str = "") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "icetide-pipeline.yml").write_text(
-        f"name: {name}\ncatalog: lake\n" + (f"defaults:\n{defaults}" if defaults else ""))
-    (folder / "flows.py").write_text(FLOWS)
-    return folder
+    return pipeline_folder(tmp_path, name, FLOWS, f"defaults:\n{defaults}" if defaults else "")
 
 
 def _settings(settings: Settings, **flows: object) -> Settings:

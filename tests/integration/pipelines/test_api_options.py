@@ -14,6 +14,7 @@ from icetide.engine.run import PipelineRun
 from icetide.errors import PipelineError
 from icetide.pipelines import load_pipeline
 from icetide.runtime.catalogs import pyiceberg_catalog
+from tests.pipelines import pipeline_folder
 
 pytestmark = pytest.mark.spark
 
@@ -42,14 +43,6 @@ def typed():
 '''
 
 
-def _pipeline(tmp_path: Path, name: str, code: str) -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "icetide-pipeline.yml").write_text(f"name: {name}\ncatalog: lake\n")
-    (folder / "flows.py").write_text(code)
-    return folder
-
-
 def _raw(spark: SparkSession) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.opt")
     spark.sql("CREATE TABLE IF NOT EXISTS lake.opt.raw (id bigint, n int) USING iceberg")
@@ -59,7 +52,7 @@ def _raw(spark: SparkSession) -> None:
 def test_comment_expectations_and_schema_shape_the_table(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
     _raw(spark)
-    with PipelineRun(spark, icetide_settings, load_pipeline(_pipeline(tmp_path, "opt", FLOWS))
+    with PipelineRun(spark, icetide_settings, load_pipeline(pipeline_folder(tmp_path, "opt", FLOWS))
                      ) as run:
         run.run_once()
     # the query keeps n > 0, the expectation drops n >= 100: only 2 and 4 are kept
@@ -73,7 +66,7 @@ def test_comment_expectations_and_schema_shape_the_table(
 def test_a_flow_whose_output_differs_from_the_declared_schema_is_refused(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
     _raw(spark)
-    graph = load_pipeline(_pipeline(tmp_path, "mismatch", MISMATCH))
+    graph = load_pipeline(pipeline_folder(tmp_path, "mismatch", MISMATCH))
     with pytest.raises(PipelineError, match=r"opt\.typed.*column n is declared bigint but the "
                                             r"query produces int \(cast it\)"), \
             PipelineRun(spark, icetide_settings, graph) as run:

@@ -19,20 +19,21 @@ def _text(row: TableStatus) -> str:
     return out.getvalue()
 
 
-def test_a_stopped_table_says_its_state_is_the_one_it_had_when_committed() -> None:
-    row = TableStatus(table="dws.product_views", last_commit_ms=500_000, freshness_s=3497.0,
+#: a table stopped an hour after it last committed, with a 10 s target it met
+STOPPED = TableStatus(table="dws.product_views", last_commit_ms=500_000, freshness_s=3497.0,
                       achieved_s=2.1, target_s=10.0, state="ok", activity="stopped",
                       pending=False)
-    text = _text(row)
+
+
+def test_a_stopped_table_says_its_state_is_the_one_it_had_when_committed() -> None:
+    text = _text(STOPPED)
     assert "ok when committed · stopped (caught up)" in text
     assert "3497.0s (2.1s when committed)" in text
 
 
 def test_a_stopped_table_judged_over_its_window_says_the_window() -> None:
     window = FreshnessWindow(start_ms=440_000, end_ms=500_000, commits=28, worst_s=6.2)
-    row = TableStatus(table="dws.product_views", last_commit_ms=500_000, freshness_s=3497.0,
-                      achieved_s=2.1, target_s=10.0, state="ok", activity="stopped",
-                      window=window)
+    row = replace(STOPPED, window=window)
     text = _text(row)
     assert "3497.0s (worst 6.2s when committed, 00:07:20–00:08:20)" in text
     assert "judged by the worst freshness a commit achieved in the last 60 s" in text
