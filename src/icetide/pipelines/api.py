@@ -397,8 +397,8 @@ def create_auto_cdc_flow(
     """Apply a change feed to streaming table ``target`` by ``keys``, ordered by ``sequence_by``.
 
     ``source`` is a dataset name of the pipeline or an icetide source object (e.g. a MySQL
-    binlog source). Columns may be strings or pyspark Columns; only SCD type 1 is
-    supported, and ``once=True`` is refused (:func:`_once`)."""
+    binlog source). Columns may be strings or pyspark Columns; SCD type 1 only; ``once``:
+    :func:`_once`."""
     location = caller_location()
     registry = active_registry("create_auto_cdc_flow")
     with located(location):
@@ -417,8 +417,7 @@ def create_auto_cdc_flow(
                                          track_history_except_column_list))
         registry.register_flow(FlowSpec(
             name=_flow_name(registry, name or qualified_target, qualified_target, location),
-            target=qualified_target, kind="auto_cdc", cdc=cdc, once=bool(once), location=location,
-        ))
+            target=qualified_target, kind="auto_cdc", cdc=cdc, location=location))
 
 
 def configuration(key: str, default: str | None = None) -> str | None:
