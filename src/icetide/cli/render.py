@@ -71,7 +71,7 @@ _COLUMNS: tuple[tuple[str, Callable[[TableStatus, float, bool], str], bool], ...
     ("last commit", lambda r, now, wide: (_age if wide else _ago)(r.last_commit_ms, now), True),
     ("rows", lambda r, now, wide: "?" if r.rows_total is None else f"{r.rows_total:,}", True),
     ("rows last commit", lambda r, now, wide: _count(r.rows_last_commit), False),
-    ("freshness", lambda r, now, wide: _freshness(r), True),
+    ("freshness", lambda r, now, wide: _freshness(r, wide), True),
     ("target", lambda r, now, wide: _target(r, wide), True),
     ("status", lambda r, now, wide: _state(r, wide), True),
     ("mode", lambda r, now, wide: r.mode or "-", False),
@@ -94,7 +94,7 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
     and executors of the newest commits."""
     now = time.time() if now is None else now
     caption = "\n".join(c for c in (f"catalog {catalog}" if catalog else None, runs_on(rows),
-                                    window_note(rows)) if c) or None
+                                    window_note(rows, wide)) if c) or None
     table = Table(title=title, header_style="bold", caption=caption,
                   box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD, padding=(0, 1),
                   pad_edge=wide)
@@ -130,33 +130,37 @@ def _state(row: TableStatus, wide: bool = True) -> str:
     return state
 
 
-def _freshness(row: TableStatus) -> str:
+def _freshness(row: TableStatus, wide: bool = True) -> str:
     """The newest data's age; a stopped table's also what it is judged by: the worst its
-    commits achieved in its window (``3497.0s (worst 6.2s when committed, 12:01:03–
-    12:02:03)``), else what its newest data had when committed."""
+    commits achieved in its window (``3497.0s (worst 6.2s)``; ``wide``: ``3497.0s (worst
+    6.2s when committed, 12:01:03–12:02:03)``), else what its newest data had when
+    committed."""
     if not judged_at_commit(row):
         return _seconds(row.freshness_s)
     window = row.window
     if window is not None and window.worst_s is not None:
-        return (f"{_seconds(row.freshness_s)} (worst {_seconds(window.worst_s)} when "
-                f"committed, {window.span()})")
+        worst = f"worst {_seconds(window.worst_s)}"
+        if wide:
+            worst += f" when committed, {window.span()}"
+        return f"{_seconds(row.freshness_s)} ({worst})"
     if row.achieved_s is not None:
         return f"{_seconds(row.freshness_s)} ({_seconds(row.achieved_s)} when committed)"
     return _seconds(row.freshness_s)
 
 
-def window_note(rows: Sequence[TableStatus]) -> str | None:
+def window_note(rows: Sequence[TableStatus], wide: bool = True) -> str | None:
     """What the stopped tables among ``rows`` are judged by, and over which window (None:
-    no row is judged so)."""
+    no row is judged so); not ``wide``: where the windows' times are."""
     windows = [r.window for r in rows if judged_at_commit(r) and r.window is not None
                and r.window.worst_s is not None]
     if not windows:
         return None
-    if all(w.default for w in windows):
-        return (f"stopped tables: judged by the worst freshness a commit achieved in the "
-                f"last {WINDOW_S:g} s they committed (the times shown)")
-    return (f"stopped tables: judged by the worst freshness a commit achieved in "
-            f"{windows[0].span()} UTC")
+    if not all(w.default for w in windows):
+        return (f"stopped tables: judged by the worst freshness a commit achieved in "
+                f"{windows[0].span()} UTC")
+    shown = "the times shown" if wide else "--wide shows the times"
+    return (f"stopped tables: judged by the worst freshness a commit achieved in the "
+            f"last {WINDOW_S:g} s they committed ({shown})")
 
 
 def _storage(row: TableStatus, now: float) -> str:

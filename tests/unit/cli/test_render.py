@@ -34,9 +34,11 @@ def test_a_stopped_table_says_its_state_is_the_one_it_had_when_committed() -> No
 def test_a_stopped_table_judged_over_its_window_says_the_window() -> None:
     window = FreshnessWindow(start_ms=440_000, end_ms=500_000, commits=28, worst_s=6.2)
     row = replace(STOPPED, window=window)
-    text = _text(row)
-    assert "3497.0s (worst 6.2s when committed, 00:07:20–00:08:20)" in text
+    text, wide = _text(row), _shown(row, wide=True)
+    assert "3497.0s (worst 6.2s)" in text and "00:07:20" not in text
     assert "judged by the worst freshness a commit achieved in the last 60 s" in text
+    assert "--wide shows the times" in text
+    assert "3497.0s (worst 6.2s when committed, 00:07:20–00:08:20)" in wide
     given = replace(row, window=replace(window, default=False))
     assert "achieved in 00:07:20–00:08:20 UTC" in _text(given)
     live = io.StringIO()
