@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from icetide.config import Settings
 from icetide.engine.run import PipelineRun
 from icetide.flows.loop import BatchResult
-from icetide.maintenance import MaintenanceReport
+from icetide.maintainer import MaintenanceReport
 from icetide.pipelines import load_pipeline
 from tests.pipelines import pipeline_folder
 
