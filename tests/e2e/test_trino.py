@@ -129,7 +129,10 @@ def test_trino_lists_every_table_spark_lists(lake: TrinoLake) -> None:
     rows = run_trino(lake.settings, "SELECT table_schema || '.' || table_name FROM "
                      "information_schema.tables "
                      "WHERE table_schema NOT IN ('information_schema', 'system')")
-    assert sorted(r[0] for r in rows.rows) == [t.lower() for t in spark_tables]
+    # the metastore is shared: Trino's Iceberg catalog also lists the demo's Hudi twin
+    # (user_member_hudi and its _ro/_rt views), which it cannot read (docs/connect.md)
+    iceberg = [r[0] for r in rows.rows if not r[0].startswith("dim_db.user_member_hudi")]
+    assert sorted(iceberg) == [t.lower() for t in spark_tables]
 
 
 def _partition_fields(lake: TrinoLake, table: str) -> list[str]:
