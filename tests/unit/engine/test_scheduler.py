@@ -154,7 +154,11 @@ def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None
 def test_a_flows_own_minimum_spacing_wins_over_the_trigger() -> None:
     view = _Loop("view", None, lambda n: _result("view"), min_spacing=1.5)
     _run([_slot(view, 0.1)], until=lambda: len(view.starts) >= 2)
-    assert view.starts[1] - view.starts[0] >= 1.5  # a materialized view's refresh-interval
+    # a materialized view's refresh-interval: the scheduler spaces the batches' begins; the
+    # loop records its start a thread hop later, which may be shorter for the second batch
+    # than for the first (CI saw 1.4955 s), so the bound allows 0.1 s of that hop — still
+    # far from the trigger's 0.1 s spacing that would win if min_spacing were ignored
+    assert view.starts[1] - view.starts[0] >= 1.4
 
 
 def test_the_tightest_freshness_target_goes_first_when_workers_are_scarce() -> None:
