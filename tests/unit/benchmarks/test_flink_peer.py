@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from benchmarks.peers.flink.__main__ import headline, rates
 from benchmarks.peers.flink.measure import Freshness, RowCheck, Throughput
+from benchmarks.peers.flink.report import headline
+from benchmarks.peers.flink.run import rates
 from benchmarks.peers.flink.sql import COLUMNS, JobOptions, insert_sql, job_spec, source_ddl
 from benchmarks.peers.flink.versions import (
     CDC_GROUP,
