@@ -75,7 +75,9 @@ def test_the_cdc_job_follows_the_member_table_into_its_primary_key_table() -> No
     assert "'password' = 'it''s secret'" in source  # a quoted literal
     assert "'table-name' = 'user_member'" in source and "'port' = '3307'" in source
     assert "'server-time-zone' = 'UTC'" in source
+    assert "'scan.incremental.snapshot.backfill.skip' = 'true'" in source
     assert "memberLevel INT" in source and "PRIMARY KEY (userid) NOT ENFORCED" in sink
+    assert "'write.upsert.enabled' = 'true'" in sink
     assert "'catalog-type' = 'hadoop'" in catalog and "file:///tmp/wh" in catalog
     assert insert == "INSERT INTO peer.dim_db.user_member SELECT * FROM user_member_cdc"
     assert spec["config"]["execution.checkpointing.interval"] == "10000ms"
