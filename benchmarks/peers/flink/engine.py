@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks.peers.flink.sql import CATALOG, DATABASE, TABLE, JobOptions, job_spec
-from benchmarks.peers.flink.versions import DEFAULT, HADOOP_GROUP, JAR_GROUP, Pairing
+from benchmarks.peers.flink.sql import CATALOG, DATABASE, TABLE, JobOptions, JobSpec, job_spec
+from benchmarks.peers.flink.versions import CDC_GROUP, DEFAULT, HADOOP_GROUP, JAR_GROUP, Pairing
 from icetide.config import Settings
 from icetide.errors import RuntimeSetupError
 from icetide.runtime.classpath import resolve_into_cache
@@ -76,26 +76,41 @@ def setup_venv(pairing: Pairing = DEFAULT) -> Path:
 
 @dataclass(frozen=True)
 class PeerJars:
-    """The job's jar files: connectors (``pipeline.jars``) and the Hadoop client."""
+    """The jobs' jar files: connectors (``pipeline.jars``), the Hadoop client, and the
+    CDC connector (the CDC job's ``pipeline.jars`` only)."""
 
     connectors: list[str]
     hadoop: list[str]
+    cdc: list[str]
 
 
 def peer_jars(settings: Settings, pairing: Pairing = DEFAULT) -> PeerJars:
     """The bench-only list resolved into icetide's jar cache on first use (its own
     manifest; ``make install`` never fetches it)."""
     resolved = resolve_into_cache(settings, pairing.jar_spec())
-    return PeerJars([str(j.path) for j in resolved[JAR_GROUP]],
-                    [str(j.path) for j in resolved[HADOOP_GROUP]])
+    return PeerJars(*([str(j.path) for j in resolved[g]]
+                      for g in (JAR_GROUP, HADOOP_GROUP, CDC_GROUP)))
+
+
+def log_path(workdir: Path, ident: tuple[str, str]) -> Path:
+    """A job's output, named by the table it writes (the jobs share ``workdir``)."""
+    return workdir / f"flink-{'.'.join(ident)}.log"
+
+
+def flink_log_dir(workdir: Path, ident: tuple[str, str]) -> Path:
+    """Flink's own log of a job (``$FLINK_LOG_DIR``; by default PyFlink writes every job's
+    to one file in its package, each JVM starting it afresh)."""
+    return workdir / f"flink-log-{'.'.join(ident)}"
 
 
 @dataclass
 class FlinkJob:
-    """One running peer job (a PyFlink process in a session of its own)."""
+    """One running peer job (a PyFlink process in a session of its own) and the table
+    (``database``, ``table``) it writes in its warehouse."""
 
     proc: subprocess.Popen[bytes]
     warehouse: Path
+    ident: tuple[str, str] = (DATABASE, TABLE)
 
     @property
     def pid(self) -> int:
@@ -107,12 +122,18 @@ class FlinkJob:
                              f"its log:\n{self.log_tail()}")
 
     def log_tail(self, lines: int = 40) -> str:
-        """The last lines of the job's output (its temporary directory goes with the run)."""
+        """The last lines of the job's output, and the last warnings and errors of Flink's
+        own log (its temporary directory goes with the run)."""
+        workdir = self.warehouse.parent
         try:
-            text = (self.warehouse.parent / "flink.log").read_text(errors="replace")
+            text = log_path(workdir, self.ident).read_text(errors="replace")
         except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+            text = "(no output)"
+        flink = [line for f in sorted(flink_log_dir(workdir, self.ident).glob("*.log"))
+                 for line in f.read_text(errors="replace").splitlines()
+                 if " WARN " in line or " ERROR " in line]
+        return "\n".join([*text.splitlines()[-lines:], "Flink's warnings and errors:",
+                          *flink[-lines:]])
 
     def stop(self) -> None:
         """Stop the job's process group (PyFlink's Python and its JVM)."""
@@ -125,10 +146,10 @@ class FlinkJob:
                 self.proc.wait()
 
     def table(self) -> Table | None:
-        """The peer's ``clickevent`` at its current version; None before it exists."""
+        """The job's table at its current version; None before it exists."""
         try:
             table: Table = HadoopDirCatalog(CATALOG, str(self.warehouse)).load_table(
-                (DATABASE, TABLE))
+                self.ident)
         except Exception:  # not created yet, or a metadata file being written
             return None
         return table
@@ -154,15 +175,26 @@ class FlinkJob:
 
 
 def start_job(python: Path, options: JobOptions, jars: PeerJars, workdir: Path) -> FlinkJob:
-    """Write the job spec and start ``job.py`` under PyFlink's interpreter."""
+    """Seed 001's ODS job (:mod:`.sql`) under PyFlink's interpreter."""
+    return start_spec(python, job_spec(options, jars.connectors), jars, workdir,
+                      (DATABASE, TABLE))
+
+
+def start_spec(python: Path, spec: JobSpec, jars: PeerJars, workdir: Path,
+               ident: tuple[str, str]) -> FlinkJob:
+    """Write ``spec`` and start ``job.py`` on it; the job writes ``ident`` in the
+    warehouse ``workdir/warehouse``."""
     workdir.mkdir(parents=True, exist_ok=True)
-    spec = workdir / "job.json"
-    spec.write_text(json.dumps(job_spec(options, jars.connectors), indent=2))
-    spec.chmod(0o600)  # it holds the products database's password
-    log_file = open(workdir / "flink.log", "ab")  # noqa: SIM115 - closed by the child's exit
+    path = workdir / f"job-{'.'.join(ident)}.json"
+    path.write_text(json.dumps(spec, indent=2))
+    path.chmod(0o600)  # it holds a database password
+    log_file = open(log_path(workdir, ident), "ab")  # noqa: SIM115 - closed by the child's exit
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "FLINK_HOME")}
     env["HADOOP_CLASSPATH"] = os.pathsep.join(jars.hadoop)
-    proc = subprocess.Popen([str(python), str(JOB), str(spec)], stdout=log_file,
+    logs = flink_log_dir(workdir, ident)
+    logs.mkdir(exist_ok=True)
+    env["FLINK_LOG_DIR"] = str(logs)
+    proc = subprocess.Popen([str(python), str(JOB), str(path)], stdout=log_file,
                             stderr=subprocess.STDOUT, env=env, start_new_session=True)
     log_file.close()
-    return FlinkJob(proc, Path(options.warehouse))
+    return FlinkJob(proc, workdir / "warehouse", ident)

@@ -98,7 +98,7 @@ def icetide_flow(settings: Settings) -> tuple[SparkSession, Flow]:
         return spark, run.compile(run.flows[0])
 
 
-def _spark_roles(spark: SparkSession) -> dict[str, Any]:
+def spark_roles(spark: SparkSession) -> dict[str, Any]:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     jvm_pid = int(jvm.java.lang.ProcessHandle.current().pid())
@@ -108,7 +108,7 @@ def _spark_roles(spark: SparkSession) -> dict[str, Any]:
 
 def icetide_backlog(spark: SparkSession, flow: Flow) -> Throughput:
     """icetide catches up on the topic (its warm-up done): rows, seconds, CPU."""
-    meter = CpuMeter(_spark_roles(spark))
+    meter = CpuMeter(spark_roles(spark))
     meter.start()
     began = time.perf_counter()
     results = FlowLoop(spark, flow).run_until_caught_up()
@@ -124,7 +124,8 @@ def flink_backlog(job: FlinkJob, total: int, timeout_s: float) -> Throughput | N
     while job.committed_rows() == 0:
         job.check()
         if time.monotonic() > deadline:
-            raise SystemExit(f"no Flink commit in {timeout_s:.0f}s; see flink.log")
+            raise SystemExit(f"no Flink commit in {timeout_s:.0f}s; the end of its log:\n"
+                             f"{job.log_tail()}")
         time.sleep(0.1)
     first = job.committed_rows()
     meter = CpuMeter({"flink": lambda: descendants(job.pid)})
@@ -162,9 +163,9 @@ def flink_probe_commits(table: Table, since_ms: int = 0) -> dict[int, int]:
 
 
 @contextmanager
-def _stopped(pid: int) -> Iterator[None]:
-    """The process tree of ``pid`` stopped (SIGSTOP) inside the block, continued after."""
-    tree = descendants(pid)
+def stopped(*pids: int) -> Iterator[None]:
+    """The process trees of ``pids`` stopped (SIGSTOP) inside the block, continued after."""
+    tree = [p for pid in pids for p in descendants(pid)]
     for p in tree:
         os.kill(p, signal.SIGSTOP)
     try:
@@ -174,16 +175,17 @@ def _stopped(pid: int) -> Iterator[None]:
             os.kill(p, signal.SIGCONT)
 
 
-def _produce(e: Engines, rate: float, seconds: float, seed: int, probes: list[Probe],
-             meter: CpuMeter) -> tuple[int, dict[str, float]]:
-    """Clicks at ``rate`` for ``seconds`` with a probe a second: valid clicks, cores."""
+def produce_at_rate(bootstrap: str, rate: float, seconds: float, seed: int,
+                    probes: list[Probe], meter: CpuMeter) -> tuple[int, dict[str, float]]:
+    """Clicks at ``rate`` for ``seconds`` with a probe a second (productId ``probe-<i>``
+    for the i-th): valid clicks, and the cores ``meter`` saw."""
     probes_stop = threading.Event()
-    prober = threading.Thread(target=_probe_loop, args=(e.bootstrap, probes_stop, probes),
+    prober = threading.Thread(target=_probe_loop, args=(bootstrap, probes_stop, probes),
                               daemon=True)
     meter.start()
     began = time.monotonic()
     prober.start()
-    report = produce_clicks(e.bootstrap, TOPIC, GenOptions(count=0, rate=rate,
+    report = produce_clicks(bootstrap, TOPIC, GenOptions(count=0, rate=rate,
                                                            duration=seconds, seed=seed))
     probes_stop.set()
     prober.join()
@@ -198,9 +200,9 @@ def _icetide_window(e: Engines, w: Freshness, trigger: float, seed: int) -> None
     loop = threading.Thread(target=FlowLoop(e.spark, e.flow).run_forever,
                             args=(trigger, stop), daemon=True)
     loop.start()
-    meter = CpuMeter({**_spark_roles(e.spark),
+    meter = CpuMeter({**spark_roles(e.spark),
                       "broker": lambda: [e.broker_pid] if e.broker_pid else []})
-    valid, cores = _produce(e, w.rate, w.seconds, seed, w.probes, meter)
+    valid, cores = produce_at_rate(e.bootstrap, w.rate, w.seconds, seed, w.probes, meter)
     deadline = time.monotonic() + DRAIN_S
     while w.probes and time.monotonic() < deadline and not all(
             h is not None for h in ods_hits(commits(e.catalog, *ODS), w.probes[-3:])):
@@ -219,7 +221,8 @@ def _flink_window(e: Engines, w: Freshness, rows_before: int, seed: int) -> None
     """Flink alone (icetide's loop not running): caught up first, then clicks come."""
     e.flink.wait_rows(rows_before, DRAIN_S)
     meter = CpuMeter({"flink": lambda: descendants(e.flink.pid)})
-    valid, cores = _produce(e, w.rate, w.seconds, seed, w.flink_probes, meter)
+    valid, cores = produce_at_rate(e.bootstrap, w.rate, w.seconds, seed, w.flink_probes,
+                                   meter)
     w.valid += valid
     w.cores["flink"] = cores["flink"]
     e.flink.wait_rows(rows_before + valid + len(w.flink_probes), DRAIN_S)
@@ -236,7 +239,7 @@ def freshness(e: Engines, rate: float, seconds: float, trigger: float, seed: int
     icetide with Flink's processes stopped, then Flink with icetide idle (``rows_before``:
     valid clicks and probes in the topic before the window)."""
     window = Freshness(rate, seconds)
-    with _stopped(e.flink.pid):
+    with stopped(e.flink.pid):
         _icetide_window(e, window, trigger, seed)
     before_flink = rows_before + window.valid + len(window.probes)
     _flink_window(e, window, before_flink, seed + 1000)

@@ -62,7 +62,7 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _with(options: dict[str, str]) -> str:
+def with_options(options: dict[str, str]) -> str:
     return "WITH (\n  " + ",\n  ".join(f"{_quote(k)} = {_quote(v)}"
                                        for k, v in options.items()) + "\n)"
 
@@ -72,7 +72,7 @@ def source_ddl(o: JobOptions) -> str:
     return (f"CREATE TEMPORARY TABLE {SOURCE} (\n"
             "  cookieId STRING, expendTime STRING, webpageId STRING, uid STRING,\n"
             "  productId STRING, updateTime BIGINT,\n"
-            "  proctime AS PROCTIME()\n) " + _with({
+            "  proctime AS PROCTIME()\n) " + with_options({
                 "connector": "kafka", "topic": o.topic,
                 "properties.bootstrap.servers": o.bootstrap,
                 "properties.group.id": o.group_id, "scan.startup.mode": "earliest-offset",
@@ -85,18 +85,18 @@ def products_ddl(o: JobOptions) -> str:
     return (f"CREATE TEMPORARY TABLE {PRODUCTS} (\n"
             "  productId STRING, name STRING, description STRING,\n"
             "  product_price DECIMAL(10, 4), update_time TIMESTAMP(3),\n"
-            "  PRIMARY KEY (productId) NOT ENFORCED\n) " + _with({
+            "  PRIMARY KEY (productId) NOT ENFORCED\n) " + with_options({
                 "connector": "jdbc", "url": o.jdbc_url, "table-name": "products",
                 "username": o.jdbc_user, "password": o.jdbc_password,
                 "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "5000",
                 "lookup.partial-cache.expire-after-write": "10s", "lookup.max-retries": "3"}))
 
 
-def catalog_ddl(o: JobOptions) -> str:
+def catalog_ddl(warehouse: str) -> str:
     """The peer's own Iceberg warehouse: a hadoop catalog in a local directory."""
-    return f"CREATE CATALOG {CATALOG} " + _with({
+    return f"CREATE CATALOG {CATALOG} " + with_options({
         "type": "iceberg", "catalog-type": "hadoop", "property-version": "1",
-        "warehouse": f"file://{o.warehouse}"})
+        "warehouse": f"file://{warehouse}"})
 
 
 def sink_ddl() -> str:
@@ -105,7 +105,7 @@ def sink_ddl() -> str:
             "  webpageId INT, uid STRING, productId STRING, cookieId STRING,\n"
             "  expendTime INT, updateTime BIGINT, name STRING,\n"
             "  product_price DECIMAL(10, 4), eventTime TIMESTAMP_LTZ(6), dt STRING\n"
-            ") PARTITIONED BY (dt) " + _with({
+            ") PARTITIONED BY (dt) " + with_options({
                 "format-version": "2", "write.format.default": "parquet"}))
 
 
@@ -126,21 +126,24 @@ def insert_sql() -> str:
             f"WHERE {required}")
 
 
-def flink_config(o: JobOptions) -> dict[str, str]:
+def flink_config(checkpoint_s: float, parallelism: int) -> dict[str, str]:
     """Checkpoints (= commits) every ``checkpoint_s``, exactly-once, UTC days."""
     return {
-        "execution.checkpointing.interval": f"{int(o.checkpoint_s * 1000)}ms",
+        "execution.checkpointing.interval": f"{int(checkpoint_s * 1000)}ms",
         "execution.checkpointing.mode": "EXACTLY_ONCE",
-        "parallelism.default": str(o.parallelism),
+        "parallelism.default": str(parallelism),
         "table.local-time-zone": "UTC",
         "table.exec.source.idle-timeout": "0ms",
+        # the benchmark stops a job's processes (SIGSTOP) while icetide has the machine:
+        # an hour, not 50 s, before a silent task manager counts as lost and fails the job
+        "heartbeat.timeout": "3600000",
     }
 
 
 def job_spec(o: JobOptions, jars: list[str]) -> JobSpec:
     """The whole job for ``job.py``: config, jars (``pipeline.jars``) and statements."""
     return JobSpec(
-        config=flink_config(o), jars=jars,
-        statements=[source_ddl(o), products_ddl(o), catalog_ddl(o),
+        config=flink_config(o.checkpoint_s, o.parallelism), jars=jars,
+        statements=[source_ddl(o), products_ddl(o), catalog_ddl(o.warehouse),
                     f"CREATE DATABASE IF NOT EXISTS {CATALOG}.{DATABASE}", sink_ddl(),
                     insert_sql()])

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from benchmarks.peers.flink.__main__ import headline, rates
 from benchmarks.peers.flink.measure import Freshness, RowCheck, Throughput
+from benchmarks.peers.flink.report import headline
+from benchmarks.peers.flink.run import rates
 from benchmarks.peers.flink.sql import COLUMNS, JobOptions, insert_sql, job_spec, source_ddl
 from benchmarks.peers.flink.versions import (
+    CDC_GROUP,
     DEFAULT,
     HADOOP_GROUP,
     JAR_GROUP,
@@ -44,7 +46,7 @@ def test_the_default_pairing_names_iceberg_for_its_flink_minor() -> None:
 
 def test_the_jar_list_is_for_a_jvm_of_its_own_never_spark() -> None:
     spec = DEFAULT.jar_spec()
-    assert set(spec.groups) == {JAR_GROUP, HADOOP_GROUP}
+    assert set(spec.groups) == {JAR_GROUP, HADOOP_GROUP, CDC_GROUP}
     assert all(g.jvm == "own" for g in spec.groups.values())
     assert "org.apache.flink:flink-connector-base" in spec.groups[JAR_GROUP].exclude
     assert all(c.startswith("org.apache.hadoop:") for c in spec.groups[HADOOP_GROUP].coordinates)
