@@ -8,12 +8,14 @@ yields (the pass records it as skipped): the writer's commit always wins.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from tenacity import stop_after_attempt, wait_incrementing
 
 from icetide.lake.commit import is_commit_conflict
+from icetide.maintainer.report import AnyReport
 from icetide.runtime.retry import Failure, retrying
 from icetide.runtime.s3 import on_s3
 from icetide.tables.procedures import call_sql
@@ -47,6 +49,24 @@ def retry_conflicts(step: str, fn: Callable[[], T], delay: float = 1.0) -> T:
                      give_up=lambda failure: Yielded(
                          f"{step}: gave way to concurrent writers {CONFLICT_TRIES} times"))
     return retry(fn)
+
+
+def run_step(report: AnyReport, name: str,
+             step: Callable[[], dict[str, object] | None]) -> None:
+    """``step()`` of a pass: what it did goes to ``report.actions[name]`` (nothing when
+    it returns ``None``), its wall seconds to ``report.step_seconds``; a step that gave way
+    to a writer (:class:`Yielded`) to ``report.skipped``."""
+    log.info("%s of %s: starting%s", name, report.table, " (dry run)" * report.dry_run)
+    began = time.monotonic()
+    try:
+        result = step()
+    except Yielded as exc:
+        report.skipped[name] = str(exc)
+        return
+    finally:
+        report.step_seconds[name] = round(time.monotonic() - began, 3)
+    if result is not None:
+        report.actions[name] = result
 
 
 def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]

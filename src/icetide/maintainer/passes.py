@@ -7,6 +7,8 @@ Expiry never removes a snapshot a flow still needs (its newest marker on the tab
 a consumer's committed position on it — found by reading the newest markers of every
 table in the catalog), unless that consumer is further behind than ``max_consumer_lag``:
 it then stops with an error naming its full refresh, instead of skipping data.
+
+A Hudi table's pass is :mod:`icetide.maintainer.hudi`'s (compaction, clean, archive).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from icetide.config import MaintenanceConfig, Settings
+from icetide.lake import hudi
 from icetide.lake.commit import load_table, read_metadata
 from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintainer import actions
+from icetide.maintainer.hudi import HudiMaintainer
 from icetide.maintainer.inspect import all_marks, catalog_tables, medium_bytes, table_stats
-from icetide.maintainer.report import MaintenanceReport, TableStats
+from icetide.maintainer.report import AnyReport, MaintenanceReport, TableStats
 from icetide.model.keys import TableProperties
 from icetide.tables.maintenance_policy import (
     FlowMark,
@@ -49,8 +53,12 @@ class Maintainer:
     """Maintenance passes on ``spark``'s catalog ``settings.catalog.name``."""
 
     def __init__(self, spark: SparkSession, settings: Settings, *, dry_run: bool = False,
-                 policy: MaintenanceConfig | None = None, catalog: str | None = None) -> None:
+                 policy: MaintenanceConfig | None = None, catalog: str | None = None,
+                 elsewhere: Callable[[str, str], bool] | None = None) -> None:
         self.spark = spark
+        #: ``(table, flow) → whether another process runs that flow``: a Hudi table's
+        #: pass yields to it (maintainer/hudi.py); ``None`` in the run's own process
+        self.elsewhere = elsewhere
         self.settings = settings
         self.catalog = catalog or settings.catalog.name
         self.dry_run = dry_run
@@ -70,11 +78,18 @@ class Maintainer:
         return self._marks
 
     def policy(self, ident: str) -> MaintenanceConfig:
+        """``ident``'s policy: the base with its table properties (a Hudi table: the base)."""
+        if hudi.find(self.spark, self.qualify(ident)) is not None:
+            return self.base
         return table_policy(self.base, read_metadata(self.spark, ident).properties)
 
-    def run(self, table: str, orphans: bool = True) -> MaintenanceReport:
-        """One pass over ``table``; ``orphans``: sweep orphan files too."""
+    def run(self, table: str, orphans: bool = True) -> AnyReport:
+        """One pass over ``table``; ``orphans``: sweep orphan files too (Iceberg)."""
         ident = self.qualify(table)
+        found = hudi.find(self.spark, ident)
+        if found is not None:
+            return HudiMaintainer(self.spark, self.settings, self.base, dry_run=self.dry_run,
+                                  marks=self.marks, elsewhere=self.elsewhere).run(found)
         began = time.monotonic()
         jtable = load_table(self.spark, ident)
         policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)
@@ -87,26 +102,12 @@ class Maintainer:
             ("orphans", lambda: self._orphans(ident, policy) if orphans else None),
         ]
         for name, step in steps:
-            self._step(report, name, step)
+            actions.run_step(report, name, step)
         if not self.dry_run:
             self._record(ident, policy, report)
         report.after = table_stats(self.spark, load_table(self.spark, ident))
         report.seconds = round(time.monotonic() - began, 3)
         return report
-
-    def _step(self, report: MaintenanceReport, name: str,
-              step: Callable[[], dict[str, object] | None]) -> None:
-        log.info("%s of %s: starting%s", name, report.table, " (dry run)" * self.dry_run)
-        began = time.monotonic()
-        try:
-            result = step()
-        except actions.Yielded as exc:
-            report.skipped[name] = str(exc)
-            return
-        finally:
-            report.step_seconds[name] = round(time.monotonic() - began, 3)
-        if result is not None:
-            report.actions[name] = result
 
     # -- the steps -------------------------------------------------------------------
     def _compact(self, ident: str, policy: MaintenanceConfig, stats: TableStats

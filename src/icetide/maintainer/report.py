@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 
+def _freed(before: int | None, after: int | None) -> int | None:
+    """Bytes on disk a pass removed (``None``: not known, e.g. a remote store)."""
+    return None if before is None or after is None else max(0, before - after)
+
+
 @dataclass(frozen=True)
 class TableStats:
     """A table's current snapshot in numbers (from its summary; no file listing)."""
@@ -50,11 +55,62 @@ class MaintenanceReport:
 
     @property
     def bytes_freed(self) -> int | None:
-        if self.after is None or self.before.disk_bytes is None or self.after.disk_bytes is None:
-            return None
-        return max(0, self.before.disk_bytes - self.after.disk_bytes)
+        return _freed(self.before.disk_bytes, None if self.after is None else self.after.disk_bytes)
 
     def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["bytes_freed"] = self.bytes_freed
         return out
+
+
+@dataclass(frozen=True)
+class HudiStats:
+    """A Hudi table's files and active timeline in numbers (one listing, no JVM)."""
+
+    file_groups: int = 0
+    base_files: int = 0  # every version on disk
+    log_files: int = 0  # every version on disk (CDC logs not counted)
+    #: log files newer than their file group's newest base file: what compaction merges
+    pending_log_files: int = 0
+    commits: int = 0  # completed writes in the active timeline (Hudi's commits timeline)
+    disk_bytes: int | None = None
+
+
+@dataclass
+class HudiMaintenanceReport:
+    """One pass over a Hudi table: ``actions`` in order (``compaction``, ``clean``,
+    ``archive``), each with its counts; the same shape as :class:`MaintenanceReport`."""
+
+    table: str
+    dry_run: bool
+    before: HudiStats
+    after: HudiStats | None = None
+    actions: dict[str, dict[str, object]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    format: str = "hudi"
+
+    def summary(self) -> str:
+        """One line: the steps that did something, log files and commits before → after."""
+        done = ", ".join(f"{name} {self.step_seconds.get(name, 0.0):.1f}s"
+                         for name in self.actions) or "nothing to do"
+        logs = self.after.pending_log_files if self.after is not None else "?"
+        commits = self.after.commits if self.after is not None else "?"
+        skipped = f"; yielded: {', '.join(self.skipped)}" if self.skipped else ""
+        return (f"{self.table} (hudi) in {self.seconds:.1f}s ({done}{skipped}): log files to "
+                f"compact {self.before.pending_log_files} → {logs}, active commits "
+                f"{self.before.commits} → {commits}")
+
+    @property
+    def bytes_freed(self) -> int | None:
+        return _freed(self.before.disk_bytes, None if self.after is None else self.after.disk_bytes)
+
+    def to_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        out["bytes_freed"] = self.bytes_freed
+        return out
+
+
+#: What a pass over any table reports.
+AnyReport = MaintenanceReport | HudiMaintenanceReport

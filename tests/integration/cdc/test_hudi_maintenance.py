@@ -1,0 +1,112 @@
+"""`icetide maintain` over a Hudi merge-on-read CDC target: compaction turns its log files
+into base files, cleaning and archival remove older commits and file slices but never the
+commit a downstream flow reading the table incrementally still needs; that flow then
+reads on from it, each change exactly once.
+
+Real everything: the session's MariaDB (binlog), ``icetide run --once`` and ``icetide
+maintain`` subprocesses with ``spark.hudi`` on the default catalog (icetide's metastore
+in a private home); the table's timeline is read from its files here (no JVM), the
+consumer's log by hudi_proc.py's session."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cdc_pipeline_helpers import create_items, mysql_rows, unique, write_pipeline
+from test_hudi_downstream import COLS, FLOWS, _fold, _log, _run
+
+from icetide.config import load_settings
+from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.lake.hudi_timeline import HudiTimeline
+from icetide.sources.mysql.schema import quote_table
+
+pytestmark = [pytest.mark.spark, pytest.mark.mariadb, pytest.mark.slow,
+              pytest.mark.timeout(2400)]
+
+TARGET_ONLY = FLOWS.split("\n\n@dp.table")[0] + "\n"
+
+
+def _maintain(env: dict[str, str], table: str, *flags: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "icetide.cli", "maintain", table, *flags,
+                           "--format", "json"], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [report] = json.loads(done.stdout)
+    assert report["format"] == "hudi"
+    found: dict[str, Any] = report
+    return found
+
+
+def _change(info: MariaDBInfo, table: str, round_: int) -> None:
+    conn = info.connect()
+    with conn.cursor() as cur:
+        t = quote_table(table)
+        cur.execute(f"UPDATE {t} SET qty = qty + 100 WHERE id % 3 = {round_ % 3}")
+        cur.execute(f"DELETE FROM {t} WHERE id = {round_ + 1}")
+        cur.execute(f"INSERT INTO {t} VALUES ({100 + round_}, 'new', 1, 2.5, NOW(), NULL)")
+    conn.close()
+
+
+def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    db, lake_db = unique("hm"), unique("hudimt")
+    conn = mariadb.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+    conn.close()
+    items = create_items(mariadb, db, 30)
+    both = write_pipeline(tmp_path / "both", mariadb, lake_db,
+                          FLOWS.format(db=db, lake_db=lake_db), chunk_size=5, max_records=5)
+    target = write_pipeline(tmp_path / "target", mariadb, lake_db,
+                            TARGET_ONLY.format(db=db, lake_db=lake_db), chunk_size=5,
+                            max_records=5)
+    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
+           "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
+           "ICETIDE_SPARK__HUDI": "true", "ICETIDE_MAINTENANCE__SNAPSHOT_RETENTION": "0",
+           "ICETIDE_MAINTENANCE__RETAIN_LAST": "1"}
+    path = f"{load_settings(None, environ=env).warehouse}/{lake_db}.db/items"
+    table = f"{lake_db}.items"
+
+    _run(env, target)  # the snapshot: 6 commits of 5 rows
+    _run(env, both)  # the consumer reads them all: its position is the newest commit
+    consumed = [i.completed for i in HudiTimeline(path).writes()]
+    assert len(consumed) >= 6
+    for round_ in range(3):  # upserts the consumer has not read: log files
+        _change(mariadb, items, round_)
+        _run(env, target)
+
+    dry = _maintain(env, table, "--dry-run")
+    before = [(i.completed, i.action) for i in HudiTimeline(path).instants()]
+    assert dry["before"]["pending_log_files"] > 0
+    assert dry["actions"]["compaction"]["log_files"] == dry["before"]["pending_log_files"]
+    assert [(i.completed, i.action) for i in HudiTimeline(path).instants()] == before
+
+    done = _maintain(env, table)
+    after = HudiTimeline(path).writes()
+    assert "compaction" in done["actions"] and done["after"]["pending_log_files"] == 0
+    assert done["after"]["base_files"] > done["before"]["base_files"]
+    assert after[-1].action == "commit"  # the compaction, on a merge-on-read table
+    kept = done["actions"]["archive"]["kept_for_flows"]
+    needed = next(instant for instant, who in kept.items() if "items_log" in who)
+    assert needed in consumed and needed in {i.completed for i in after}
+    assert consumed[0] not in {i.completed for i in after}  # older commits archived
+    assert done["actions"]["archive"]["commits"] >= 2
+    assert [i.completed for i in after if i.completed < needed] == [
+        c for c in consumed if c < needed][-1:]  # one older than it: Hudi keeps one more
+
+    _run(env, both)  # the consumer reads on from its position: every change once
+    log = _log(env, tmp_path, lake_db)
+    assert len(log) == len(set(log))
+    expected = {r[:4] for r in mysql_rows(mariadb, items, COLS[:4])}
+    assert _fold(log) == expected
+
+    again = _maintain(env, table)  # the consumer is at the newest commit now
+    assert again["actions"]["clean"]["files"] > 0  # the slices before the compaction
+    assert needed not in {i.completed for i in HudiTimeline(path).writes()}
+    assert _fold(_log(env, tmp_path, lake_db)) == expected
