@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from icetide.config import MaintenanceConfig
 from icetide.model.source_key import SourceKey
 from icetide.tables.maintenance_policy import FlowMark
 
 
-@dataclass(frozen=True)
-class HudiCommit:
+class HudiCommit(NamedTuple):
     """A completed commit of a Hudi table: requested and completion time, completion ms."""
 
     requested: str

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import cdc_pipeline_helpers as helpers
 import pytest
-from cdc_pipeline_helpers import create_items, mysql_rows, unique, write_pipeline
 from test_hudi_downstream import COLS, FLOWS, _fold, _log, _run
 
 from icetide.config import load_settings
@@ -44,26 +44,20 @@ def _maintain(env: dict[str, str], table: str, *flags: str) -> dict[str, Any]:
 
 
 def _change(info: MariaDBInfo, table: str, round_: int) -> None:
-    conn = info.connect()
-    with conn.cursor() as cur:
-        t = quote_table(table)
-        cur.execute(f"UPDATE {t} SET qty = qty + 100 WHERE id % 3 = {round_ % 3}")
-        cur.execute(f"DELETE FROM {t} WHERE id = {round_ + 1}")
-        cur.execute(f"INSERT INTO {t} VALUES ({100 + round_}, 'new', 1, 2.5, NOW(), NULL)")
-    conn.close()
+    """Updates (a third of the rows), a delete and an insert."""
+    t = quote_table(table)
+    helpers.execute(info, f"UPDATE {t} SET qty = qty + 100 WHERE id % 3 = {round_ % 3}",
+            f"DELETE FROM {t} WHERE id = {round_ + 1}",
+            f"INSERT INTO {t} VALUES ({100 + round_}, 'new', 1, 2.5, NOW(), NULL)")
 
 
 def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
         tmp_path: Path, mariadb: MariaDBInfo) -> None:
-    db, lake_db = unique("hm"), unique("hudimt")
-    conn = mariadb.connect()
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE {db}")
-    conn.close()
-    items = create_items(mariadb, db, 30)
-    both = write_pipeline(tmp_path / "both", mariadb, lake_db,
+    db, lake_db = helpers.create_database(mariadb, "hm"), helpers.unique("hudimt")
+    items = helpers.create_items(mariadb, db, 30)
+    both = helpers.write_pipeline(tmp_path / "both", mariadb, lake_db,
                           FLOWS.format(db=db, lake_db=lake_db), chunk_size=5, max_records=5)
-    target = write_pipeline(tmp_path / "target", mariadb, lake_db,
+    target = helpers.write_pipeline(tmp_path / "target", mariadb, lake_db,
                             TARGET_ONLY.format(db=db, lake_db=lake_db), chunk_size=5,
                             max_records=5)
     env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
@@ -103,10 +97,16 @@ def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
     _run(env, both)  # the consumer reads on from its position: every change once
     log = _log(env, tmp_path, lake_db)
     assert len(log) == len(set(log))
-    expected = {r[:4] for r in mysql_rows(mariadb, items, COLS[:4])}
+    expected = {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
     assert _fold(log) == expected
 
-    again = _maintain(env, table)  # the consumer is at the newest commit now
-    assert again["actions"]["clean"]["files"] > 0  # the slices before the compaction
+    for round_ in (3, 4):  # two consumer batches after the compaction (its newest marker
+        _change(mariadb, items, round_)  # starts and ends after it): nothing needs the
+        _run(env, both)  # file slices before the compaction any more
+    again = _maintain(env, table)
+    assert again["actions"]["clean"]["files"] > 0
+    # a compaction removes no file; the clean removed the old slices' log files
+    assert again["after"]["log_files"] < again["before"]["log_files"]
     assert needed not in {i.completed for i in HudiTimeline(path).writes()}
+    expected = {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
     assert _fold(_log(env, tmp_path, lake_db)) == expected

@@ -5,59 +5,50 @@ table's file names say (file groups, log files awaiting compaction, files a clea
 from __future__ import annotations
 
 from icetide.config import MaintenanceConfig
-from icetide.tables.hudi_retention import (
-    HudiCommit,
-    HudiFile,
-    cleanable,
-    consumer_positions,
-    earliest_retained,
-    file_counts,
-    hudi_retention,
-    parse_file,
-)
+from icetide.tables import hudi_retention as hr
 from icetide.tables.maintenance_policy import FlowMark
 
 NOW = 1_000_000_000
 #: ten commits, one a second, the newest completed at NOW - 1 s
-COMMITS = [HudiCommit(f"r{n:02d}", f"c{n:02d}", NOW - (10 - n) * 1000) for n in range(10)]
+COMMITS = [hr.HudiCommit(f"r{n:02d}", f"c{n:02d}", NOW - (10 - n) * 1000) for n in range(10)]
 OLD = MaintenanceConfig(snapshot_retention=0, retain_last=1)
 
 
 def test_without_flows_the_policy_decides() -> None:
-    assert hudi_retention(COMMITS, {}, {}, NOW, OLD).clean_commits == 1
-    assert hudi_retention(COMMITS, {}, {}, NOW, OLD.model_copy(
+    assert hr.hudi_retention(COMMITS, {}, {}, NOW, OLD).clean_commits == 1
+    assert hr.hudi_retention(COMMITS, {}, {}, NOW, OLD.model_copy(
         update={"retain_last": 4})).clean_commits == 4
     young = OLD.model_copy(update={"snapshot_retention": 3.5})  # c07, c08, c09
-    kept = hudi_retention(COMMITS, {}, {}, NOW, young)
+    kept = hr.hudi_retention(COMMITS, {}, {}, NOW, young)
     assert (kept.clean_commits, kept.archive_min, kept.archive_max) == (3, 4, 5)
-    assert hudi_retention(COMMITS[:2], {}, {}, NOW, OLD.model_copy(
+    assert hr.hudi_retention(COMMITS[:2], {}, {}, NOW, OLD.model_copy(
         update={"retain_last": 20})).clean_commits == 2
 
 
 def test_a_consumers_position_is_cleaned_and_archived_after_never_before() -> None:
-    kept = hudi_retention(COMMITS, {"c04": "flow log"}, {}, NOW, OLD)
+    kept = hr.hudi_retention(COMMITS, {"c04": "flow log"}, {}, NOW, OLD)
     assert kept.clean_commits == 6  # c04 .. c09: the file slices a read as of c04 needs
     assert kept.archive_min == 7  # Hudi keeps more instants than the cleaner's commits
     assert kept.kept_for == {"c04": "flow log"}
-    assert earliest_retained(COMMITS, kept.clean_commits) == "r04"
+    assert hr.earliest_retained(COMMITS, kept.clean_commits) == "r04"
     assert kept.archivable(10) == 3 and kept.archivable(8) == 0
 
 
 def test_a_consumer_further_behind_than_max_consumer_lag_is_not_waited_for() -> None:
     lagging = OLD.model_copy(update={"max_consumer_lag": 5.5})
-    assert hudi_retention(COMMITS, {"c02": "flow old"}, {}, NOW, lagging).clean_commits == 1
-    assert hudi_retention(COMMITS, {"c05": "flow new"}, {}, NOW, lagging).clean_commits == 5
+    assert hr.hudi_retention(COMMITS, {"c02": "flow old"}, {}, NOW, lagging).clean_commits == 1
+    assert hr.hudi_retention(COMMITS, {"c05": "flow new"}, {}, NOW, lagging).clean_commits == 5
     never = OLD.model_copy(update={"max_consumer_lag": None})
-    assert hudi_retention(COMMITS, {"c02": "flow old"}, {}, NOW, never).clean_commits == 8
+    assert hr.hudi_retention(COMMITS, {"c02": "flow old"}, {}, NOW, never).clean_commits == 8
 
 
 def test_a_position_no_longer_in_the_timeline_keeps_nothing() -> None:
-    kept = hudi_retention(COMMITS, {"gone": "flow lost"}, {}, NOW, OLD)
+    kept = hr.hudi_retention(COMMITS, {"gone": "flow lost"}, {}, NOW, OLD)
     assert (kept.clean_commits, kept.kept_for) == (1, {})
 
 
 def test_a_writers_newest_marker_bounds_archival_not_cleaning() -> None:
-    kept = hudi_retention(COMMITS, {}, {"c01": "flow idle"}, NOW, OLD)
+    kept = hr.hudi_retention(COMMITS, {}, {"c01": "flow idle"}, NOW, OLD)
     assert (kept.clean_commits, kept.archive_min) == (1, 9)
     assert kept.kept_for == {"c01": "flow idle"}
 
@@ -67,7 +58,7 @@ def test_consumer_positions_are_read_from_every_flows_marker() -> None:
                                                    {"hudi:lake.db.t": {"instant": "c05"}})),
              FlowMark("lake.db.x", "x", 2, 0, ({"hudi:lake.db.other": {"instant": "c01"}},)),
              FlowMark("lake.db.y", "y", 3, 0, ({"hudi:lake.db.t": {"instant": None}},))]
-    assert consumer_positions("lake.db.t", marks) == {
+    assert hr.consumer_positions("lake.db.t", marks) == {
         "c03": "flow log (reads lake.db.t, committed to lake.db.log)",
         "c05": "flow log (reads lake.db.t, committed to lake.db.log)"}
 
@@ -76,33 +67,32 @@ GROUP = "a1c77514-ce99-442e-95df-797575059fc3-0"
 
 
 def test_hudi_file_names_are_read() -> None:
-    assert parse_file(f"{GROUP}_0-26-29_20261128025005576.parquet") == HudiFile(
+    assert hr.parse_file(f"{GROUP}_0-26-29_20261128025005576.parquet") == hr.HudiFile(
         GROUP, "20261128025005576", True)
-    assert parse_file(f".{GROUP}_20261128025020082.log.1_0-48-61") == HudiFile(
+    assert hr.parse_file(f".{GROUP}_20261128025020082.log.1_0-48-61") == hr.HudiFile(
         GROUP, "20261128025020082", False)
-    assert parse_file(f".{GROUP}_20261128025030542.log.1_0-123-173.cdc") == HudiFile(
+    assert hr.parse_file(f".{GROUP}_20261128025030542.log.1_0-123-173.cdc") == hr.HudiFile(
         GROUP, "20261128025030542", False, cdc=True)
     for other in (f".{GROUP}_20261128025020082.log.1_0-48-61.crc", ".hoodie_partition_metadata",
                   f".{GROUP}_0-26-29_20261128025005576.parquet.crc", "notes.txt"):
-        assert parse_file(other) is None
+        assert hr.parse_file(other) is None
 
 
-def _files() -> list[HudiFile]:
+def _files() -> list[hr.HudiFile]:
     """Group g: base at 10, logs 11-12, compacted at 13, log 14, compacted at 15, log 16;
     group h: one base at 12 and a CDC log."""
-    return [HudiFile("g", "10", True), HudiFile("g", "11", False), HudiFile("g", "12", False),
-            HudiFile("g", "13", True), HudiFile("g", "14", False), HudiFile("g", "15", True),
-            HudiFile("g", "16", False), HudiFile("h", "12", True),
-            HudiFile("h", "12", False, cdc=True)]
+    g = [hr.HudiFile("g", str(n), n in (10, 13, 15)) for n in range(10, 17)]
+    return [*g, hr.HudiFile("h", "12", True), hr.HudiFile("h", "12", False, cdc=True)]
 
 
 def test_file_counts_tell_what_a_compaction_merges() -> None:
-    assert file_counts(_files()) == {"file_groups": 2, "base_files": 4, "log_files": 4,
+    assert hr.file_counts(_files()) == {"file_groups": 2, "base_files": 4, "log_files": 4,
                                      "pending_log_files": 1}
-    assert file_counts([HudiFile("n", "5", False)])["pending_log_files"] == 1  # no base yet
+    assert hr.file_counts([hr.HudiFile("n", "5", False)])["pending_log_files"] == 1  # no base yet
 
 
 def test_a_clean_frees_the_slices_before_the_one_a_read_as_of_the_earliest_commit_needs() -> None:
-    assert cleanable(_files(), "14") == 3  # g's base 10 and its logs 11, 12: a read at 14 needs 13
-    assert cleanable(_files(), "16") == 5  # and base 13 with its log 14
-    assert cleanable(_files(), "13") == 0  # a read as of 13 starts from base 10
+    # g's base 10 and its logs 11, 12: a read as of 14 needs the slice of 13
+    assert hr.cleanable(_files(), "14") == 3
+    assert hr.cleanable(_files(), "16") == 5  # and base 13 with its log 14
+    assert hr.cleanable(_files(), "13") == 0  # a read as of 13 starts from base 10
