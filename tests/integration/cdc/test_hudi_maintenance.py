@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,55 @@ def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
     assert needed not in {i.completed for i in HudiTimeline(path).writes()}
     expected = {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
     assert _fold(_log(env, tmp_path, lake_db)) == expected
+
+
+def test_a_continuous_run_maintains_its_hudi_target_beside_the_flows(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    """The run's own schedule compacts and archives the Hudi target while the CDC flow
+    writes it and the consumer streams it (the pass holds the table's write lock), and
+    `icetide maintain` from another process yields to the run; the consumer still logs
+    every change once."""
+    db, lake_db = helpers.create_database(mariadb, "hs"), helpers.unique("hudisc")
+    items = helpers.create_items(mariadb, db, 30)
+    both = helpers.write_pipeline(tmp_path / "both", mariadb, lake_db,
+                                  FLOWS.format(db=db, lake_db=lake_db), chunk_size=5,
+                                  max_records=5, trigger="1s")
+    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
+           "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
+           "ICETIDE_SPARK__HUDI": "true", "ICETIDE_MAINTENANCE__INTERVAL": "5",
+           "ICETIDE_MAINTENANCE__SNAPSHOT_RETENTION": "0",
+           "ICETIDE_MAINTENANCE__RETAIN_LAST": "1"}
+    path = f"{load_settings(None, environ=env).warehouse}/{lake_db}.db/items"
+    out = tmp_path / "run.log"
+    with out.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "icetide.cli", "run", str(both)],
+                                env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline, round_ = time.monotonic() + 900, 0
+        while not _maintained(out.read_text(errors="replace"), "compaction", "archive"):
+            assert proc.poll() is None, out.read_text()[-3000:]
+            assert time.monotonic() < deadline, out.read_text()[-3000:]
+            _change(mariadb, items, round_)  # the flows keep committing meanwhile
+            round_ += 1
+            time.sleep(4)
+        # another process yields to the run: Hudi's services run beside its one writer
+        beside = _maintain(env, f"{lake_db}.items")
+        assert beside["actions"] == {}
+        assert "writes lake." in beside["skipped"]["hudi services"]
+        assert "in another process" in beside["skipped"]["hudi services"]
+        proc.send_signal(signal.SIGTERM)  # stops after the current batches
+        proc.wait(180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "commit" in {i.action for i in HudiTimeline(path).writes()}  # a compaction
+    _run(env, both)  # the last changes, if the run stopped before reading them
+    log = _log(env, tmp_path, lake_db)
+    assert len(log) == len(set(log))
+    assert _fold(log) == {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
+
+
+def _maintained(text: str, *steps: str) -> bool:
+    """Whether the run printed passes over its Hudi table that did all of ``steps``."""
+    done = " ".join(line for line in text.splitlines() if "maintained" in line and "(hudi)" in line)
+    return all(f"{step} " in done for step in steps)
