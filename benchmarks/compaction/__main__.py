@@ -80,8 +80,8 @@ def _pass(spark: SparkSession, table: str, policy: MaintenanceConfig, tiered: bo
                                         compaction_options(policy, False, full))
     seconds = time.perf_counter() - began
     files = table_stats(spark, load_table(spark, table)).data_files
-    return Pass(seconds, int(str(result.get("rewritten_data_files_count", 0))),
-                int(str(result.get("rewritten_bytes_count", 0))), files, full)
+    return Pass(seconds, result.rewritten_data_files_count or 0,
+                result.rewritten_bytes_count or 0, files, full)
 
 
 def run(spark: SparkSession, a: argparse.Namespace) -> dict[str, list[Pass]]:

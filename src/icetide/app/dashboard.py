@@ -161,7 +161,7 @@ def _upstream_keys(marker: Marker) -> list[str]:
     inputs (``{"catalog.db.table": snapshot id}``), given as ``iceberg:`` keys."""
     keys: list[str] = []
     for key, position in marker.end.items():  # hudi:/iceberg: keys name a lake table
-        if SourceKey.parse(key).kind == SourceKey.REFRESH and isinstance(position, Mapping):
+        if SourceKey.kind_of(key) == SourceKey.REFRESH and isinstance(position, Mapping):
             keys.extend(str(SourceKey.iceberg(name)) for name in position)
         else:
             keys.append(key)
@@ -207,15 +207,15 @@ def _source_edges(activity: Mapping[str, TableActivity], catalog_name: str
     cdc: set[str] = set()
     for table, act in activity.items():
         for key in act.sources:
-            parsed = SourceKey.parse(key)
-            if parsed.kind in _LAKE_SCHEMES:
+            parsed = SourceKey.read(key)
+            if parsed is not None and parsed.kind in _LAKE_SCHEMES:
                 edges.add((parsed.table(catalog_name), table))
                 continue
-            if parsed.kind in _NOT_SOURCES:
+            if parsed is not None and parsed.kind in _NOT_SOURCES:
                 continue
             sources.add(key)
             edges.add((key, table))
-            if parsed.kind in _CDC_SCHEMES:
+            if parsed is not None and parsed.kind in _CDC_SCHEMES:
                 cdc.add(table)
     return edges, sources, cdc
 

@@ -123,7 +123,7 @@ class LagProbes:
         jobs: dict[tuple[str, str], tuple[threading.Thread, list[SourceLag | None]]] = {}
         for key, position in wanted:
             cache_key = (key, dumps(position))
-            if (SourceKey.parse(key).kind == SourceKey.ICEBERG or key in self._failed
+            if (SourceKey.kind_of(key) == SourceKey.ICEBERG or key in self._failed
                     or cache_key in self._seen or cache_key in jobs):
                 continue
             jobs[cache_key] = self._start(key, position)
@@ -168,7 +168,7 @@ class LagProbes:
             followed = self._followed(key)
             if followed is not None:
                 return from_source_lag(key, followed.lag(position))
-            probe = self.probes.get(SourceKey.parse(key).kind)
+            probe = self.probes.get(SourceKey.kind_of(key) or "")
             return probe(key, position) if probe is not None else None
         except (IcetideError, OSError, KeyError, TypeError, ValueError) as exc:
             log.warning("lag of %s unavailable: %s", key, exc)
@@ -185,10 +185,11 @@ class LagProbes:
     def _followed(self, key: str) -> AnySource | None:
         """The reader a CDC flow builds from a declared database source: markers name it
         ``mysql:<source>:<table or pattern>``, the pipeline declares ``mysql:<source>``."""
-        parsed = SourceKey.parse(key)
-        base = self.sources.get(str(parsed.declared))
-        follow = getattr(base, "follow", None)
-        if not parsed.followed or follow is None:
+        parsed = SourceKey.read(key)
+        if parsed is None or not parsed.followed:
+            return None
+        follow = getattr(self.sources.get(str(parsed.declared)), "follow", None)
+        if follow is None:
             return None
         # lag is the binlog's: any table will do
         reader: AnySource = follow(parsed.followed, (), ())

@@ -24,7 +24,6 @@ compaction, clean or clustering.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +40,7 @@ from icetide.lake.flow_errors import flow_errors
 from icetide.lake.hudi_timeline import HudiTimeline
 from icetide.lake.table_state import TableState
 from icetide.model.keys import MarkerExtra, TableProperties
+from icetide.model.last_pass import LastPass
 from icetide.model.markers import Marker
 from icetide.pipelines.freshness import freshness_status
 from icetide.pipelines.graph import PipelineGraph
@@ -138,12 +138,8 @@ def _last_maintenance(table: Table) -> int | None:
     """The newer of icetide's last maintenance pass (``icetide maintain``, a run's maintenance)
     and the newest rewrite commit (operation ``replace``: a compaction, also one run by
     hand with ``icetide call system.rewrite_data_files(...)``)."""
-    try:
-        last_pass = table.properties.get(TableProperties.MAINTENANCE_LAST, "{}")
-        recorded = json.loads(last_pass).get("at_ms")
-    except (ValueError, AttributeError):
-        recorded = None
-    times = [int(recorded)] if isinstance(recorded, int | float) else []
+    recorded = LastPass.parse(table.properties.get(TableProperties.MAINTENANCE_LAST)).at_ms
+    times = [recorded] if recorded is not None else []
     times += [s.timestamp_ms for s in table.metadata.snapshots
               if s.summary is not None and s.summary.operation.value == "replace"]
     return max(times, default=None)

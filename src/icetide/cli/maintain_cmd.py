@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -25,34 +24,30 @@ def _change(before: int, after: int | None, dry_run: bool) -> str:
 
 
 def _row(r: MaintenanceReport) -> tuple[object, ...]:
-    after = r.after
-    deletes = r.actions.get("deletes", {}).get("rewritten_delete_files_count", "")
+    after, done = r.after, r.actions
+    deletes = done.deletes.done if done.deletes is not None else None
     return (
-        r.table, ", ".join(r.actions) or "-",
+        r.table, ", ".join(done.done()) or "-",
         _change(r.before.data_files, after.data_files if after else None, r.dry_run),
         _change(r.before.delete_files, after.delete_files if after else None, r.dry_run),
-        deletes,
-        r.actions.get("expiry", {}).get("snapshots", 0),
-        r.actions.get("orphans", {}).get("orphan_files", 0),
+        deletes.rewritten_delete_files_count if deletes is not None else "",
+        done.expiry.snapshots if done.expiry is not None else 0,
+        done.orphans.orphan_files if done.orphans is not None else 0,
         "" if r.dry_run else _size(r.bytes_freed),
         "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
     )
 
 
-def _mapping(value: object) -> dict[object, object]:
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
 def _hudi_row(r: HudiMaintenanceReport) -> tuple[object, ...]:
-    after = r.after
-    clean, archive = r.actions.get("clean", {}), r.actions.get("archive", {})
-    kept = {**_mapping(clean.get("kept_for_consumers")),
-            **_mapping(archive.get("kept_for_flows"))}
+    after, done = r.after, r.actions
+    kept = {**(done.clean.kept_for_consumers if done.clean is not None else {}),
+            **(done.archive.kept_for_flows if done.archive is not None else {})}
     return (
-        r.table, ", ".join(r.actions) or "-",
+        r.table, ", ".join(done.done()) or "-",
         _change(r.before.pending_log_files, after.pending_log_files if after else None,
                 r.dry_run),
-        clean.get("files", 0), archive.get("commits", 0),
+        done.clean.files if done.clean is not None else 0,
+        done.archive.commits if done.archive is not None else 0,
         _change(r.before.commits, after.commits if after else None, r.dry_run),
         "; ".join(f"{instant}: {who}" for instant, who in sorted(kept.items())),
         "" if r.dry_run else _size(r.bytes_freed),

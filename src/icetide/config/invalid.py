@@ -51,25 +51,31 @@ def validation_message(exc: ValidationError, where: str = "", *,
     lines: dict[str, str] = {}
     allowed = tuple(allowed)
     for error in exc.errors(include_url=False):
-        name = key(tuple(error["loc"]))
+        loc, written = _written(given, error)
+        name = key(loc)
         if name not in lines:
-            error["input"] = _written(given, error)
+            error["input"] = written
             lines[name] = _line(error, name, allowed, (hints or {}).get(name), see)
     prefix = f"{where}: " if where else ""
     return "\n".join(prefix + line for line in lines.values())
 
 
-def _written(given: object, error: ErrorDetails) -> object:
-    """The value at ``error``'s location in ``given`` (pydantic's input when not there)."""
+def _written(given: object, error: ErrorDetails) -> tuple[Loc, object]:
+    """Where the user wrote the bad value, and the value as written. Pydantic's location
+    goes on past a value into a union's members (``("n", "int")``): the part past a
+    value of ``given`` is dropped. Without ``given``: pydantic's location and input."""
+    loc: Loc = tuple(error["loc"])
     node = given
-    for part in error["loc"]:
+    for depth, part in enumerate(loc):
         if isinstance(node, Mapping) and (part in node or str(part) in node):
             node = node[part] if part in node else node[str(part)]
         elif isinstance(node, list | tuple) and isinstance(part, int) and part < len(node):
             node = node[part]
+        elif given is None or isinstance(node, Mapping) or depth == 0:
+            return loc, error.get("input")  # a key that is missing, or not the user's
         else:
-            return error.get("input")
-    return node if error["loc"] else error.get("input")
+            return loc[:depth], node
+    return loc, node if loc else error.get("input")
 
 
 def _line(error: ErrorDetails, name: str, allowed: tuple[str, ...], hint: str | None,

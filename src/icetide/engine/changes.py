@@ -1,32 +1,19 @@
 """A batch whose inputs removed rows: what the flow's target must retract or recompute.
 
-A flow's query is written for rows that arrive (``dp.read_stream`` gives the rows each
-input added). When an input also *removed* rows in the batch (a GDPR erase, a
-correction, a rewrite — :mod:`icetide.lake.changes`), the engine runs the same query
-again over other views of its inputs, as differential dataflow does for a linear
-operator, and hands the sink one frame that says what to do:
+The engine runs the flow's query again over other views of its inputs (as differential
+dataflow does for a linear operator) and hands the sink one frame that says what to do:
 
-* **append target** (filter / project / lookup join): the query over the removed rows
-  gives the rows to retract. They are matched in the target on the columns the query
-  carries unchanged from its stream inputs (the *lineage* columns: same Spark attribute
-  from input to output; lookup columns are as of processing time and may have changed
-  since, so they are not matched on). The frame gains :data:`RETRACT`, a struct of
-  those columns, set on retraction rows (:mod:`icetide.lake.retract` applies it).
-* **primary-key target** (aggregations, first-row, deduplicate): the query over the
-  removed rows names the affected keys. An aggregation retracts what it can by
-  arithmetic (sums take the removed amount as a negative increment; a group whose row
-  count drops to zero is deleted: :mod:`icetide.engine.group_retraction`). The rest are
-  recomputed by the query over everything its inputs hold at the batch's end,
-  restricted to those keys — exact for every merge engine, invertible or not — and
-  replace the stored rows; an affected key the recomputation no longer produces is
-  deleted. The other keys take the batch's increment as usual. The frame gains
-  :data:`REPLACE` (``R``: replaces the row, ``D``: deletes the key, NULL: the usual
-  increment; see :class:`icetide.lake.sinks.MergeSink`).
+* **append target**: the query over the removed rows gives the rows to retract, marked
+  with :data:`RETRACT` (a struct of the *lineage* columns: those carried unchanged from
+  a stream input; :mod:`icetide.lake.retract` applies it);
+* **primary-key target**: the query over the removed rows names the affected keys; an
+  aggregation retracts what it can by arithmetic (:mod:`icetide.engine.group_retraction`),
+  the rest are recomputed by the query over everything the inputs hold at the batch's
+  end, restricted to those keys. :data:`REPLACE` says ``R`` (replace the row), ``D``
+  (delete the key) or NULL (the usual increment; :class:`icetide.lake.sinks.MergeSink`).
 
-The recomputation reads an input only for the affected keys when the output key is the
-input's own column (lineage), else reads it whole (correct, costlier). A query that is
-not linear in its stream inputs (a join of two streams) cannot be retracted this way;
-icetide has no stream-stream joins.
+A query not linear in its stream inputs (a join of two streams) cannot be retracted this
+way; icetide has none. Per operator and table kind: docs/semantics.md.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def _reset_end(flow: str, table: str, marker: Marker, view: bool, now_ms: int
                ) -> dict[str, Mapping[str, object]]:
     if view:  # a materialized view: no input ids, so it recomputes
         return {key: {} for key in marker.end}
-    others = sorted(k for k in marker.end if SourceKey.parse(k).kind != SourceKey.ICEBERG)
+    others = sorted(k for k in marker.end if SourceKey.kind_of(k) != SourceKey.ICEBERG)
     if others:
         raise PipelineError(
             f"{table} cannot be rebuilt from its inputs: flow {flow!r} reads "
@@ -98,7 +98,7 @@ def refresh_table(spark: SparkSession, ident: str) -> RefreshRequest:
                             f"resnapshot {ident.split('.', 1)[1]}`")
     now_ms, resets, views = int(time.time() * 1000), [], 0
     for flow, marker in newest_markers(spark, ident).items():
-        view = all(SourceKey.parse(k).kind == SourceKey.REFRESH for k in marker.end)
+        view = all(SourceKey.kind_of(k) == SourceKey.REFRESH for k in marker.end)
         views += view
         resets.append(Marker(flow, marker.end, _reset_end(flow, ident, marker, view, now_ms),
                              rows=0, committed_at_ms=now_ms, extra={"refresh": "requested"}))
@@ -145,7 +145,9 @@ def downstream_of(spark: SparkSession, ident: str) -> list[str]:
 
 def _reads(marker: Marker, inputs: set[str]) -> bool:
     for key, position in marker.end.items():
-        parsed = SourceKey.parse(key)
+        parsed = SourceKey.read(key)
+        if parsed is None:
+            continue
         if parsed.kind == SourceKey.ICEBERG and parsed.name in inputs:
             return True
         if (parsed.kind == SourceKey.REFRESH and isinstance(position, Mapping)

@@ -1,36 +1,16 @@
 """The rows a range of a table's snapshots added and removed, whatever wrote them.
 
-Iceberg's own changelog scan rejects delete files and its incremental read skips every
-snapshot but appends, so a ``delete`` or ``overwrite`` (copy-on-write *or*
-merge-on-read, from a flow, ``icetide sql``, Spark or Trino) would be invisible to the
-tables below. This module computes what such a range did, at the level of physical
-rows (``_file``, ``_pos``), between the range's first snapshot ``start`` (exclusive,
-``None``: before the first) and ``end``:
-
-* **added** — the rows live at ``end`` in data files that were not live at ``start``;
-* **removed** — the rows live at ``start`` that are not live at ``end``: every row of a
-  data file the range removed (copy-on-write rewrites, ``overwrite``) and every
-  position the range's new position-delete files name (merge-on-read).
-
-A row a copy-on-write commit rewrote unchanged is in both; both sides are netted as
-multisets (``EXCEPT ALL``), so only real changes remain. A row added and removed inside
-the range is in neither. Reads are pinned to ``start`` and ``end``, so a replay computes
-the same rows.
-
-Only the files the range touched are read: their scan tasks, planned by Iceberg at
-``start`` or ``end`` with the delete files that apply to them there, are staged
-(``ScanTaskSetManager``, as Iceberg's own rewrite actions do) and read by Spark.
-Position deletes are read from their files; deletion vectors (format v3) through the
-table's ``position_deletes`` metadata table. What cannot be interpreted stops the reader
-with :class:`ChangeNotReadable`: equality deletes (written by other engines; Spark and
-Trino write none).
-
-A retraction icetide commits (:mod:`icetide.lake.retract`) names in its summary
-(:data:`REMOVED_ROWS`) a Parquet file of the rows it deleted. A range that starts with such
-a commit, followed by appends only, reads its removed rows from that file instead of
-scanning every data file the retraction touched. The file is a shortcut, never the only
-copy: when it is gone (orphan-file removal deletes it after ``maintenance.orphan_age``)
-or does not fit the table's columns, the range is read from the data files as above.
+Between the range's first snapshot ``start`` (exclusive, ``None``: before the first) and
+``end``: **added** — rows live at ``end`` in data files not live at ``start``;
+**removed** — rows live at ``start`` not live at ``end`` (files the range removed, and
+positions its new position-delete files or deletion vectors name). Copy-on-write rewrites
+are netted as multisets (``EXCEPT ALL``); a row added and removed inside the range is in
+neither. Only the touched files are read, their scan tasks planned by Iceberg at both
+ends and staged (``ScanTaskSetManager``); reads are pinned, so a replay gets the same
+rows. A range that starts with an icetide retraction and appends after it reads its
+removed rows from the Parquet file the retraction names (:data:`REMOVED_ROWS`), when it
+is still there. Equality deletes stop the reader (:class:`ChangeNotReadable`). How and
+why: docs/semantics.md, "Reading a table's changes".
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 from tenacity import stop_after_attempt, wait_incrementing
 
 from icetide.lake.commit import is_commit_conflict
-from icetide.maintainer.report import AnyReport
+from icetide.maintainer.report import OrphanSweep, RewriteCounts
 from icetide.runtime.retry import Failure, retrying
 from icetide.runtime.s3 import on_s3
 from icetide.tables.procedures import call_sql
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Tries of one step that conflicts with a writer before the pass yields it.
 CONFLICT_TRIES = 3
@@ -51,22 +52,26 @@ def retry_conflicts(step: str, fn: Callable[[], T], delay: float = 1.0) -> T:
     return retry(fn)
 
 
-def run_step(report: AnyReport, name: str,
-             step: Callable[[], dict[str, object] | None]) -> None:
-    """``step()`` of a pass: what it did goes to ``report.actions[name]`` (nothing when
-    it returns ``None``), its wall seconds to ``report.step_seconds``; a step that gave way
-    to a writer (:class:`Yielded`) to ``report.skipped``."""
-    log.info("%s of %s: starting%s", name, report.table, " (dry run)" * report.dry_run)
-    began = time.monotonic()
-    try:
-        result = step()
-    except Yielded as exc:
-        report.skipped[name] = str(exc)
-        return
-    finally:
-        report.step_seconds[name] = round(time.monotonic() - began, 3)
-    if result is not None:
-        report.actions[name] = result
+class Steps:
+    """Runs the steps of one pass: each one timed and logged; one that gave way to a
+    writer (:class:`Yielded`) is recorded as skipped, with why."""
+
+    def __init__(self, ident: str, dry_run: bool) -> None:
+        self.ident = ident
+        self.dry_run = dry_run
+        self.skipped: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+
+    def run(self, name: str, step: Callable[[], R | None]) -> R | None:
+        log.info("%s of %s: starting%s", name, self.ident, " (dry run)" * self.dry_run)
+        began = time.monotonic()
+        try:
+            return step()
+        except Yielded as exc:
+            self.skipped[name] = str(exc)
+            return None
+        finally:
+            self.seconds[name] = round(time.monotonic() - began, 3)
 
 
 def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]
@@ -81,23 +86,25 @@ def _in_catalog(ident: str) -> str:
 
 
 def rewrite_data_files(spark: SparkSession, ident: str, strategy: str,
-                       sort_order: str | None, options: dict[str, str]) -> dict[str, object]:
+                       sort_order: str | None, options: dict[str, str]) -> RewriteCounts:
     args: dict[str, object] = {"table": _in_catalog(ident), "strategy": strategy,
                                "options": options}
     if sort_order:
         args["sort_order"] = sort_order
-    return _call(spark, split_qualified(ident)[0], "rewrite_data_files", args)
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_data_files", args))
 
 
 def rewrite_position_deletes(spark: SparkSession, ident: str,
-                             options: dict[str, str]) -> dict[str, object]:
-    return _call(spark, split_qualified(ident)[0], "rewrite_position_delete_files",
-                 {"table": _in_catalog(ident), "options": options})
+                             options: dict[str, str]) -> RewriteCounts:
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_position_delete_files",
+        {"table": _in_catalog(ident), "options": options}))
 
 
-def rewrite_manifests(spark: SparkSession, ident: str) -> dict[str, object]:
-    return _call(spark, split_qualified(ident)[0], "rewrite_manifests",
-                 {"table": _in_catalog(ident)})
+def rewrite_manifests(spark: SparkSession, ident: str) -> RewriteCounts:
+    return RewriteCounts.of_row(_call(
+        spark, split_qualified(ident)[0], "rewrite_manifests", {"table": _in_catalog(ident)}))
 
 
 def _actions(spark: SparkSession) -> JavaObject:
@@ -112,8 +119,8 @@ def expire_snapshots(table: JavaObject, older_than_ms: int, retain_last: int) ->
     Iceberg's core API, not the Spark action: on a table whose history is one line (a
     pipeline's), it reads only the expired snapshots' manifests on the driver to find the
     files they alone held. The Spark action lists every file reachable from the table
-    before and after, as Spark jobs, on every pass: expiring 55 of 60 snapshots took
-    8.62 s with the action and 0.32 s with this (docs/benchmarks-history.md, 2026-11-25 13:30)."""
+    before and after, as Spark jobs, on every pass: many times slower on a pipeline's
+    table (docs/benchmarks-history.md, "The figures behind the code's settings")."""
     (table.expireSnapshots().expireOlderThan(older_than_ms).retainLast(retain_last)
      .cleanExpiredFiles(True).commit())
 
@@ -132,7 +139,7 @@ class _KeepFiles:
 
 
 def remove_orphans(spark: SparkSession, table: JavaObject, older_than_ms: int, dry_run: bool
-                   ) -> dict[str, object]:
+                   ) -> OrphanSweep:
     """Delete (dry: list) files under the table that no snapshot references and that are
     older than ``older_than_ms``. The Java action, as ``CALL`` refuses ages < 24 h. On
     object storage it lists objects by prefix through the table's FileIO (S3FileIO), not
@@ -150,4 +157,4 @@ def remove_orphans(spark: SparkSession, table: JavaObject, older_than_ms: int, d
         action = action.deleteWith(keep)
     result = action.execute()
     files = [str(p) for p in result.orphanFileLocations()]
-    return {"orphan_files": len(files), "sample": files[:5]}
+    return OrphanSweep(len(files), tuple(files[:5]), older_than_ms)

@@ -20,13 +20,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig, Settings
 from icetide.lake.hudi import HudiTable, write_lock
 from icetide.lake.hudi_timeline import HudiTimeline, instant_ms
 from icetide.maintainer import actions
-from icetide.maintainer.report import HudiMaintenanceReport, HudiStats
+from icetide.maintainer.report import (
+    HudiArchive,
+    HudiClean,
+    HudiCompaction,
+    HudiMaintenanceReport,
+    HudiStats,
+    HudiStepResults,
+)
 from icetide.tables.hudi_retention import (
     HudiCommit,
     HudiFile,
@@ -142,18 +150,20 @@ class HudiMaintainer:
         """One pass over ``table``: compaction, clean, archive (dry: what they would do)."""
         began = time.monotonic()
         timeline = self.timeline(table)
-        report = HudiMaintenanceReport(table.ident, self.dry_run, hudi_stats(timeline))
+        before = hudi_stats(timeline)
+        steps = actions.Steps(table.ident, self.dry_run)
+        results = HudiStepResults()
         busy = self._writer_elsewhere(table, timeline)
         if busy is not None:
-            report.skipped["hudi services"] = busy
+            steps.skipped["hudi services"] = busy
         elif self.dry_run:
-            self._steps(table, report, timeline)
+            results = self._steps(table, before, timeline, steps)
         else:
             with write_lock(table.ident):
-                self._steps(table, report, timeline)
-        report.after = hudi_stats(self.timeline(table))
-        report.seconds = round(time.monotonic() - began, 3)
-        return report
+                results = self._steps(table, before, timeline, steps)
+        return HudiMaintenanceReport(table.ident, self.dry_run, before,
+                                     hudi_stats(self.timeline(table)), results, steps.skipped,
+                                     round(time.monotonic() - began, 3), steps.seconds)
 
     def _writer_elsewhere(self, table: HudiTable, timeline: HudiTimeline) -> str | None:
         """Why the pass yields (a flow writing the table runs in another process), else None."""
@@ -166,13 +176,15 @@ class HudiMaintainer:
                         "schedule maintains it")
         return None
 
-    def _steps(self, table: HudiTable, report: HudiMaintenanceReport,
-               timeline: HudiTimeline) -> None:
-        actions.run_step(report, "compaction", lambda: self._compact(table, report, timeline))
+    def _steps(self, table: HudiTable, before: HudiStats, timeline: HudiTimeline,
+               steps: actions.Steps) -> HudiStepResults:
+        compaction = steps.run("compaction", lambda: self._compact(table, before, timeline))
         timeline = self.timeline(table)  # a compaction is one more commit to count
         retention = self._retention(table, timeline)
-        actions.run_step(report, "clean", lambda: self._clean(table, timeline, retention))
-        actions.run_step(report, "archive", lambda: self._archive(table, timeline, retention))
+        return HudiStepResults(
+            compaction,
+            steps.run("clean", lambda: self._clean(table, timeline, retention)),
+            steps.run("archive", lambda: self._archive(table, timeline, retention)))
 
     def _retention(self, table: HudiTable, timeline: HudiTimeline) -> HudiRetention:
         consumers = consumer_positions(table.ident, self.marks())
@@ -181,14 +193,13 @@ class HudiMaintainer:
         return hudi_retention(commits_of(timeline), consumers, writers,
                               int(time.time() * 1000), self.policy)
 
-    def _compact(self, table: HudiTable, report: HudiMaintenanceReport,
-                 timeline: HudiTimeline) -> dict[str, object] | None:
-        pending = report.before.pending_log_files
+    def _compact(self, table: HudiTable, before: HudiStats, timeline: HudiTimeline
+                 ) -> HudiCompaction | None:
+        pending = before.pending_log_files
         if timeline.table_type != MERGE_ON_READ or pending == 0:
             return None
-        plan: dict[str, object] = {"log_files": pending}
         if self.dry_run:
-            return plan
+            return HudiCompaction(pending, before.pending_file_groups)
         client = write_client(self.spark, table, timeline.table_type, COMPACTION_OPTIONS)
         try:
             instant = client.scheduleCompaction(_option_empty(self.spark))
@@ -199,21 +210,19 @@ class HudiMaintainer:
             client.close()
         log.info("hudi %s: compacted %d log files (instant %s)", table.ident, pending,
                  instant.get())
-        return {**plan, "instant": str(instant.get())}
+        return HudiCompaction(pending, before.pending_file_groups, str(instant.get()))
 
     def _clean(self, table: HudiTable, timeline: HudiTimeline, retention: HudiRetention
-               ) -> dict[str, object] | None:
+               ) -> HudiClean | None:
         commits = commits_of(timeline)
         earliest = earliest_retained(commits, retention.clean_commits)
         if earliest is None:
             return None
         files, _ = _files(timeline)
-        plan: dict[str, object] = {"retain_commits": retention.clean_commits,
-                                   "earliest_retained": earliest,
-                                   "files": cleanable(files, earliest),
-                                   "kept_for_consumers": retention.kept_for}
+        plan = HudiClean(retention.clean_commits, earliest, cleanable(files, earliest),
+                         retention.kept_for)
         if self.dry_run:
-            return plan if plan["files"] else None
+            return plan if plan.files else None
         client = write_client(self.spark, table, timeline.table_type, retention_options(retention))
         try:
             cleaned = client.clean()
@@ -221,15 +230,14 @@ class HudiMaintainer:
             client.close()
         if cleaned is None:
             return None
-        return {**plan, "files": int(cleaned.getTotalFilesDeleted())}
+        return replace(plan, files=int(cleaned.getTotalFilesDeleted()))
 
     def _archive(self, table: HudiTable, timeline: HudiTimeline, retention: HudiRetention
-                 ) -> dict[str, object] | None:
+                 ) -> HudiArchive | None:
         before = len(timeline.writes())
-        plan: dict[str, object] = {"commits": retention.archivable(before),
-                                   "keep": retention.archive_min,
-                                   "kept_for_flows": retention.kept_for}
-        if not plan["commits"]:
+        plan = HudiArchive(retention.archivable(before), retention.archive_min,
+                           retention.kept_for)
+        if not plan.commits:
             return None
         if self.dry_run:
             return plan
@@ -239,4 +247,4 @@ class HudiMaintainer:
         finally:
             client.close()
         archived = before - len(self.timeline(table).writes())
-        return {**plan, "commits": archived} if archived else None
+        return replace(plan, commits=archived) if archived else None

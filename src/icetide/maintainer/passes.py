@@ -14,11 +14,11 @@ A Hudi table's pass is :mod:`icetide.maintainer.hudi`'s (compaction, clean, arch
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypedDict, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig, Settings
 from icetide.lake import hudi
@@ -27,8 +27,19 @@ from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintainer import actions
 from icetide.maintainer.hudi import HudiMaintainer
 from icetide.maintainer.inspect import all_marks, catalog_tables, medium_bytes, table_stats
-from icetide.maintainer.report import AnyReport, MaintenanceReport, TableStats
+from icetide.maintainer.report import (
+    AnyReport,
+    Compaction,
+    DeleteRewrite,
+    Expiry,
+    MaintenanceReport,
+    ManifestRewrite,
+    OrphanSweep,
+    StepResults,
+    TableStats,
+)
 from icetide.model.keys import TableProperties
+from icetide.model.last_pass import LastPass
 from icetide.tables.maintenance_policy import (
     FlowMark,
     compaction_options,
@@ -93,25 +104,25 @@ class Maintainer:
         began = time.monotonic()
         jtable = load_table(self.spark, ident)
         policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)
-        report = MaintenanceReport(ident, self.dry_run, table_stats(self.spark, jtable))
-        steps: list[tuple[str, Callable[[], dict[str, object] | None]]] = [
-            ("compaction", lambda: self._compact(ident, policy, report.before)),
-            ("deletes", lambda: self._deletes(ident, policy, report.before)),
-            ("manifests", lambda: self._manifests(ident, policy)),
-            ("expiry", lambda: self._expire(ident, policy)),
-            ("orphans", lambda: self._orphans(ident, policy) if orphans else None),
-        ]
-        for name, step in steps:
-            actions.run_step(report, name, step)
+        before = table_stats(self.spark, jtable)
+        steps = actions.Steps(ident, self.dry_run)
+        results = StepResults(
+            compaction=steps.run("compaction", lambda: self._compact(ident, policy, before)),
+            deletes=steps.run("deletes", lambda: self._deletes(ident, policy, before)),
+            manifests=steps.run("manifests", lambda: self._manifests(ident, policy)),
+            expiry=steps.run("expiry", lambda: self._expire(ident, policy)),
+            orphans=steps.run("orphans",
+                              lambda: self._orphans(ident, policy) if orphans else None),
+        )
         if not self.dry_run:
-            self._record(ident, policy, report)
-        report.after = table_stats(self.spark, load_table(self.spark, ident))
-        report.seconds = round(time.monotonic() - began, 3)
-        return report
+            self._record(ident, policy, results.done())
+        after = table_stats(self.spark, load_table(self.spark, ident))
+        return MaintenanceReport(ident, self.dry_run, before, after, results, steps.skipped,
+                                 round(time.monotonic() - began, 3), steps.seconds)
 
     # -- the steps -------------------------------------------------------------------
     def _compact(self, ident: str, policy: MaintenanceConfig, stats: TableStats
-                 ) -> dict[str, object] | None:
+                 ) -> Compaction | None:
         heavy = stats.records > 0 and stats.position_deletes / stats.records >= policy.delete_ratio
         small = (stats.data_files >= policy.min_input_files
                  and stats.avg_file_bytes < full_size_bytes(policy))
@@ -121,40 +132,39 @@ class Maintainer:
         strategy, order = rewrite_strategy(policy, not jtable.sortOrder().isUnsorted())
         full = heavy or needs_full_compaction(
             medium_bytes(self.spark, ident, jtable, policy), policy)
-        plan: dict[str, object] = {"strategy": strategy, "sort_order": order,
-                                "files": "all below full size" if full else "small only",
-                                "files_before": stats.data_files, "deletes_applied": heavy}
+        plan = Compaction(strategy, order, "all below full size" if full else "small only",
+                          stats.data_files, heavy)
         if self.dry_run:
             return plan
         options = compaction_options(policy, heavy, full, stats.bytes)
-        result = actions.retry_conflicts(
+        done = actions.retry_conflicts(
             f"compaction of {ident}",
             lambda: actions.rewrite_data_files(self.spark, ident, strategy, order, options))
-        return {**plan, **result}
+        return replace(plan, done=done)
 
     def _deletes(self, ident: str, policy: MaintenanceConfig, stats: TableStats
-                 ) -> dict[str, object] | None:
+                 ) -> DeleteRewrite | None:
         current = (table_stats(self.spark, load_table(self.spark, ident)) if not self.dry_run
                    else stats)
         if current.delete_files < 2:
             return None
         if self.dry_run:
-            return {"delete_files_before": current.delete_files}
+            return DeleteRewrite(current.delete_files)
         options = delete_rewrite_options(policy, current.bytes)
-        return actions.retry_conflicts(
+        return DeleteRewrite(current.delete_files, actions.retry_conflicts(
             f"delete rewrite of {ident}",
-            lambda: actions.rewrite_position_deletes(self.spark, ident, options))
+            lambda: actions.rewrite_position_deletes(self.spark, ident, options)))
 
-    def _manifests(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
+    def _manifests(self, ident: str, policy: MaintenanceConfig) -> ManifestRewrite | None:
         manifests = table_stats(self.spark, load_table(self.spark, ident)).manifests
         if manifests <= policy.max_manifests:
             return None
         if self.dry_run:
-            return {"manifests_before": manifests}
-        return actions.retry_conflicts(f"manifest rewrite of {ident}",
-                                       lambda: actions.rewrite_manifests(self.spark, ident))
+            return ManifestRewrite(manifests)
+        return ManifestRewrite(manifests, actions.retry_conflicts(
+            f"manifest rewrite of {ident}", lambda: actions.rewrite_manifests(self.spark, ident)))
 
-    def _expire(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
+    def _expire(self, ident: str, policy: MaintenanceConfig) -> Expiry | None:
         meta = read_metadata(self.spark, ident)
         need = needed_snapshots(ident, self.marks())
         ts = {sid: s.timestamp_ms for sid in need if (s := meta.snapshots.get(sid)) is not None}
@@ -162,55 +172,35 @@ class Maintainer:
         expirable = _expirable(meta, cutoff, policy.retain_last)
         if not expirable:
             return None
-        plan: dict[str, object] = {"older_than_ms": cutoff, "snapshots": expirable,
-                "kept_for_consumers": len(ts)}
-        if self.dry_run:
-            return plan
-        actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
-            load_table(self.spark, ident), cutoff, policy.retain_last))
-        return plan
+        if not self.dry_run:
+            actions.retry_conflicts(f"expiry on {ident}", lambda: actions.expire_snapshots(
+                load_table(self.spark, ident), cutoff, policy.retain_last))
+        return Expiry(cutoff, expirable, len(ts))
 
-    def _orphans(self, ident: str, policy: MaintenanceConfig) -> dict[str, object] | None:
+    def _orphans(self, ident: str, policy: MaintenanceConfig) -> OrphanSweep | None:
         jtable = load_table(self.spark, ident)
-        last = _last_pass(jtable).get("orphans_at_ms", 0)
         now = int(time.time() * 1000)
-        if now - int(last) < policy.orphan_interval * 1000:
+        if now - _last_pass(jtable).orphans_at_ms < policy.orphan_interval * 1000:
             return None
         older = now - int(max(policy.orphan_age, 3600.0) * 1000)
-        result = actions.remove_orphans(self.spark, jtable, older, self.dry_run)
-        return {**result, "older_than_ms": older}
+        return actions.remove_orphans(self.spark, jtable, older, self.dry_run)
 
-    def _record(self, ident: str, policy: MaintenanceConfig, report: MaintenanceReport) -> None:
+    def _record(self, ident: str, policy: MaintenanceConfig, done: tuple[str, ...]) -> None:
         """The metadata cap and the last pass, as table properties (one metadata commit)."""
         jtable = load_table(self.spark, ident)
         now = int(time.time() * 1000)
-        last = _last_pass(jtable)
-        record = {"at_ms": now, "actions": sorted(report.actions),
-                  "orphans_at_ms": now if "orphans" in report.actions
-                  else last.get("orphans_at_ms", 0)}
+        orphans_at = now if "orphans" in done else _last_pass(jtable).orphans_at_ms
+        record = LastPass(now, tuple(sorted(done)), orphans_at)
         props = {**metadata_properties(policy),
-                 TableProperties.MAINTENANCE_LAST: json.dumps(record)}
+                 TableProperties.MAINTENANCE_LAST: record.dump()}
         update = jtable.updateProperties()
         for key, value in props.items():
             update = update.set(key, value)
         actions.retry_conflicts(f"recording maintenance of {ident}", update.commit)
 
 
-class LastPass(TypedDict, total=False):
-    """The last maintenance pass, as recorded in a table property."""
-
-    at_ms: int
-    actions: list[str]
-    orphans_at_ms: int
-
-
 def _last_pass(jtable: JavaObject) -> LastPass:
-    text = jtable.properties().get(TableProperties.MAINTENANCE_LAST)
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return cast(LastPass, value) if isinstance(value, dict) else {}
+    return LastPass.parse(jtable.properties().get(TableProperties.MAINTENANCE_LAST))
 
 
 def _expirable(meta: TableMetadata, cutoff_ms: int, retain_last: int) -> int:

@@ -8,7 +8,8 @@ a flow), ``mysql:<source>`` (a declared database) and
 ``debezium:<name>``, ``refresh:<catalog.db.view>`` (a materialized view's inputs). A
 :class:`SourceKey` formats to exactly that text and parses it back; everything that
 builds or splits a key (sources, lag probes, the dashboard's DAG, maintenance's
-retention floor, table refresh) goes through it.
+retention floor, table refresh) goes through it. Readers of the lake use
+:meth:`SourceKey.read`, which passes over a key icetide did not write.
 """
 
 from __future__ import annotations
@@ -51,6 +52,21 @@ class SourceKey:
             raise SourceError(f"source key {text!r} is not '<kind>:<name>' (e.g. 'kafka:clicks', "
                               "'iceberg:lake.db.table'): it was not written by icetide")
         return cls(kind, name)
+
+    @classmethod
+    def read(cls, text: str) -> SourceKey | None:
+        """The key of a marker's position; ``None`` for one icetide did not write (a
+        marker committed by hand or by a test): readers of the lake skip those."""
+        try:
+            return cls.parse(text)
+        except SourceError:
+            return None
+
+    @classmethod
+    def kind_of(cls, text: str) -> str | None:
+        """The kind of key ``text`` (``None``: not a key, see :meth:`read`)."""
+        key = cls.read(text)
+        return key.kind if key is not None else None
 
     @classmethod
     def kafka(cls, topic: str) -> SourceKey:

@@ -1,30 +1,19 @@
 """Incremental reads of a Hudi table: the source of a flow reading a Hudi table with
-``dp.read_stream`` (key ``hudi:<catalog.db.table>``).
+``dp.read_stream`` (key ``hudi:<catalog.db.table>``), streamed as an Iceberg primary-key
+table's changelog is: the table's columns plus ``_op`` (``+I/-U/+U/-D``), ``_seq`` and
+``_commit_ts``, deletes included.
 
-A Hudi table of icetide is a primary-key table (a CDC target), so it is streamed as an
-Iceberg primary-key table's changelog is: the table's columns plus ``_op``
-(``+I/-U/+U/-D``), ``_seq`` and ``_commit_ts`` (docs/semantics.md), deletes included.
+* **Position** ``{"instant": <completion time>}`` of the last completed commit read; a
+  batch is the completed commits after it, oldest first (``max_records`` stops early by
+  their write statistics); compactions, clustering and cleaning are read as nothing.
+* **What changed**: Hudi's CDC query (needs ``hoodie.table.cdc.enabled``, set on the
+  tables icetide creates) names the keys; their rows come typed from Hudi snapshot reads
+  as of the range's first and last commit, joined on those keys (before image →
+  ``-U``/``-D``, after image → ``+I``/``+U``). The first batch reads the table as inserts.
 
-* **Position** ``{"instant": <completion time>}`` of the last completed commit read
-  (``None``: nothing read yet). A batch is the completed commits after it, oldest first
-  (Hudi 1.x orders incremental reads by completion time, the range ``(start, end]``);
-  ``max_records`` stops early by the commits' write statistics. Compactions, clustering
-  and cleaning change no rows and are read as nothing.
-* **What changed**: Hudi's CDC query (``hoodie.datasource.query.type=incremental`` with
-  ``hoodie.datasource.query.incremental.format=cdc``, begin = the position) names the
-  keys the range inserted, updated and deleted — it needs ``hoodie.table.cdc.enabled``,
-  which icetide sets on the Hudi tables it creates. The rows themselves come typed from
-  Hudi's own snapshot reads as of the range's first and last commit (time travel,
-  ``as.of.instant``), joined on those keys: before image → ``-U``/``-D``, after image →
-  ``+I``/``+U``. (The CDC query's own images are JSON text in which Hudi 1.2.0 writes a
-  decimal as ``{"zero": ...}``: unusable, so only their keys are read.) A key changed
-  several times in the range gives its net change; one whose images are equal (a write
-  the ordering field ignored) gives nothing.
-* The first batch (no position) reads the table as of its newest commit, as inserts.
-
-A range is immutable (completed commits), so a replay reads the same rows. A position
-older than the oldest commit Hudi keeps (archived, or cleaned) stops the flow with
-:class:`~icetide.errors.PositionLostError`, never a silent skip.
+A range is immutable, so a replay reads the same rows; a position older than the oldest
+commit Hudi keeps stops the flow (:class:`~icetide.errors.PositionLostError`). Why the
+CDC query's own images are not used: docs/semantics.md.
 """
 
 from __future__ import annotations

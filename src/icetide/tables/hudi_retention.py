@@ -159,14 +159,15 @@ def _bases(files: Iterable[HudiFile]) -> dict[str, list[str]]:
 
 
 def file_counts(files: Sequence[HudiFile]) -> dict[str, int]:
-    """File groups, base files, log files (CDC logs aside) and the log files newer than
-    their group's newest base file (those a compaction merges)."""
+    """File groups, base files, log files (CDC logs aside), and the log files newer than
+    their group's newest base file (those a compaction merges) and their groups."""
     bases = _bases(files)
     logs = [f for f in files if not f.base and not f.cdc]
-    pending = sum(1 for f in logs if not bases.get(f.group) or f.instant > bases[f.group][-1])
+    pending = [f for f in logs if not bases.get(f.group) or f.instant > bases[f.group][-1]]
     return {"file_groups": len({f.group for f in files}),
             "base_files": sum(len(i) for i in bases.values()), "log_files": len(logs),
-            "pending_log_files": pending}
+            "pending_log_files": len(pending),
+            "pending_file_groups": len({f.group for f in pending})}
 
 
 def cleanable(files: Iterable[HudiFile], earliest: str) -> int:

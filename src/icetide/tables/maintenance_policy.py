@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -45,7 +46,12 @@ def _property(loc: Loc) -> str:
     return PROPERTY_PREFIX + dotted(loc).replace("_", "-")
 
 
-def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool) -> tuple[str, str | None]:
+#: Compaction's strategies: bin-pack, or sort (by an order, or z-order).
+Strategy = Literal["binpack", "sort"]
+
+
+def rewrite_strategy(policy: MaintenanceConfig, table_sorted: bool
+                     ) -> tuple[Strategy, str | None]:
     """``(strategy, sort_order)`` of compaction: sort/zorder where declared, else binpack
     (``sort`` with the table's own order when it has one)."""
     if policy.sort_order.strip():

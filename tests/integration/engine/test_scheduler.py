@@ -147,13 +147,13 @@ def test_the_run_maintains_what_it_writes_and_reports_each_pass(
                   and r.before.data_files >= 2)
     assert list(report.step_seconds) == ["compaction", "deletes", "manifests", "expiry",
                                          "orphans"]
-    assert "compaction" in report.actions and report.after is not None
+    compaction = report.actions.compaction
+    assert compaction is not None and compaction.done is not None and report.after is not None
     # what the rewrite did: the files before and after it may differ by a batch that
     # committed during the pass (seen: 3 → 3 with 2 rows more, the 3 small files → 1)
-    done = report.actions["compaction"]
-    rewritten, added = done["rewritten_data_files_count"], done["added_data_files_count"]
-    assert isinstance(rewritten, int) and isinstance(added, int), done
-    assert rewritten >= 2 and added < rewritten, done
+    done = compaction.done
+    assert done.rewritten_data_files_count >= 2, done
+    assert done.added_data_files_count < done.rewritten_data_files_count, done
     line = report.summary()
     assert line.startswith("lake.sch_dwd.kept in ") and "compaction " in line
     assert f"data files {report.before.data_files} → {report.after.data_files}" in line

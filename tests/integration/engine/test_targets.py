@@ -80,7 +80,7 @@ def test_cluster_by_sorts_every_file_compaction_and_describe(
     policy = MaintenanceConfig(min_input_files=2, target_file_size=64 * 1024 * 1024)
     report = Maintainer(spark, icetide_settings.model_copy(update={"maintenance": policy})
                         ).run("ct.events", orphans=False)
-    assert report.actions["compaction"]["strategy"] == "sort"  # by the table's own order
+    assert report.actions.compaction.strategy == "sort"  # by the table's own order
     [(path, lo, hi)] = _files(spark)
     assert _sorted_within(spark, path) and (lo, hi) == ("k0000", "k0999")
     assert spark.table("lake.ct.events").count() == 2_000

@@ -92,7 +92,7 @@ def test_kill9_mid_compaction(spark: SparkSession, icetide_settings: Settings,
     assert spark.sql(f"SELECT count(*), sum(id), sum(hash(v)) FROM {ident}").collect() == before
     settings = icetide_settings.model_copy(update={"maintenance": EAGER})
     young = Maintainer(spark, settings, dry_run=True).run("k9.comp")
-    assert young.actions["orphans"]["orphan_files"] == 0  # leftovers are younger than 1 day
+    assert young.actions.orphans.orphan_files == 0  # leftovers are younger than 1 day
     _age_files(str(commit.load_table(spark, ident).location()))
     report = Maintainer(spark, settings).run("k9.comp")  # the next pass finishes the job
     assert report.after is not None and report.after.data_files <= 3

@@ -62,7 +62,7 @@ def test_compaction_and_expiry_keep_what_consumers_need(
     table = commit.load_table(spark, source)
     kept = {int(s.snapshotId()) for s in table.snapshots()}
     assert set(snaps[2:]) <= kept and not set(snaps[:2]) & kept
-    assert report.actions["expiry"]["snapshots"] == 2
+    assert report.actions.expiry.snapshots == 2
     marker = commit.last_marker(spark, source, "up")
     assert marker is not None and marker.end == {"k": 8}
     # the consumer resumes where it stopped: exactly the rows of batches 4..8
@@ -86,8 +86,8 @@ def test_dry_run_changes_nothing(spark: SparkSession, icetide_settings: Settings
     source, _ = _events(spark, "dry", 4)
     before = int(commit.load_table(spark, source).currentSnapshot().snapshotId())
     report = Maintainer(spark, _settings(icetide_settings, EAGER), dry_run=True).run("mt.dry")
-    assert report.actions["compaction"]["files_before"] == 4
-    assert report.actions["expiry"]["snapshots"] == 3
+    assert report.actions.compaction.files_before == 4
+    assert report.actions.expiry.snapshots == 3
     table = commit.load_table(spark, source)
     assert int(table.currentSnapshot().snapshotId()) == before
     assert sum(1 for _ in table.snapshots()) == 4
@@ -131,8 +131,8 @@ def test_delete_files_of_a_small_table_are_rewritten_in_one_commit(
     expected = _few_deletes(spark, "lake.mt.few_deletes")
     policy = EAGER.model_copy(update={"min_input_files": 100, "retain_last": 100})
     report = Maintainer(spark, _settings(icetide_settings, policy)).run("mt.few_deletes")
-    assert "compaction" not in report.actions and report.before.delete_files == 4
-    assert report.actions["deletes"]["rewritten_delete_files_count"] == 4, report
+    assert report.actions.compaction is None and report.before.delete_files == 4
+    assert report.actions.deletes.done.rewritten_delete_files_count == 4, report
     table = commit.load_table(spark, "lake.mt.few_deletes")
     assert sum(1 for s in table.snapshots() if s.operation() == "replace") == 1
     assert sorted(spark.table("lake.mt.few_deletes").collect()) == expected
@@ -148,7 +148,7 @@ def test_orphans_go_only_after_the_safety_age(
     two_days_ago = time.time() - 2 * 86400
     os.utime(old, (two_days_ago, two_days_ago))
     report = Maintainer(spark, _settings(icetide_settings, EAGER)).run("mt.orph")
-    assert report.actions["orphans"]["orphan_files"] == 1
+    assert report.actions.orphans.orphan_files == 1
     assert not old.exists() and fresh.exists()
     assert spark.table(source).count() == 20
 
@@ -177,14 +177,14 @@ def test_compaction_leaves_compacted_files_until_they_add_up_to_a_full_one(
     medium = max(_sizes(spark, ident))
     assert 4 << 10 <= medium < 48 << 10
     report = maintainer.run("mt.tiers")
-    assert report.actions["compaction"]["files"] == "small only"
-    assert report.actions["compaction"]["rewritten_data_files_count"] == 4
+    assert report.actions.compaction.files == "small only"
+    assert report.actions.compaction.done.rewritten_data_files_count == 4
     assert medium in _sizes(spark, ident) and len(_sizes(spark, ident)) == 2
     for b in range(2):  # medium files: 3 × ~40 KiB ≥ 64 KiB, so the next pass merges them
         _append(spark, ident, 2000 + 1000 * b, 600)
     report = maintainer.run("mt.tiers")
-    assert report.actions["compaction"]["files"] == "all below full size"
-    assert report.actions["compaction"]["rewritten_data_files_count"] == 4
+    assert report.actions.compaction.files == "all below full size"
+    assert report.actions.compaction.done.rewritten_data_files_count == 4
     assert spark.table(ident).count() == 600 * 3 + 40
 
 
@@ -213,9 +213,9 @@ def test_a_routine_pass_holds_one_core_at_a_time(
     report = Maintainer(spark, _settings(icetide_settings, policy)).run(
         "mt.one_core", orphans=False)
 
-    assert report.actions["compaction"]["files"] == "small only"
-    assert report.actions["compaction"]["rewritten_data_files_count"] == 120
-    assert report.actions["compaction"]["added_data_files_count"] >= 3  # groups of ≤ 1 MiB
+    assert report.actions.compaction.files == "small only"
+    assert report.actions.compaction.done.rewritten_data_files_count == 120
+    assert report.actions.compaction.done.added_data_files_count >= 3  # groups of ≤ 1 MiB
     tasks = [n for j, n in _rewrite_job_tasks(spark).items() if j not in before]
     assert tasks and max(tasks) == 1, tasks  # every rewrite job: one task, one core
     assert spark.table(ident).count() == 84_000

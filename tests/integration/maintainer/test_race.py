@@ -97,7 +97,7 @@ def test_compaction_races_a_merge_flow(spark: SparkSession, icetide_settings: Se
            and not errors):
         maintainer.marks(refresh=True)
         passes.append(maintainer.run(STATE))
-        if "compaction" in passes[-1].actions:
+        if passes[-1].actions.compaction is not None:
             compacted_at.append(time.time())
     stop.set()
     writer.join(60)

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 
 from pyhive import hive
 
@@ -58,8 +59,8 @@ def main(out: str) -> None:
         served = cursor.fetchall()[0][0]
         conn.close()
     with open(out, "w") as f:
-        json.dump({"location": location, "swept": swept, "count": rows[0], "sum": rows[1],
-                   "maintained": sorted(upkeep.actions), "served": served}, f)
+        json.dump({"location": location, "swept": asdict(swept), "count": rows[0], "sum": rows[1],
+                   "maintained": sorted(upkeep.actions.done()), "served": served}, f)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def test_time_travel_tags_rollback_and_retention_on_spark(
     policy = MaintenanceConfig(snapshot_retention=0, retain_last=1)
     ctx.settings = icetide_settings.model_copy(update={"maintenance": policy})
     [report] = ctx.maintain(["hist.t"])
-    assert report.actions["expiry"]["snapshots"] == 1  # s2: neither current nor named
+    assert report.actions.expiry.snapshots == 1  # s2: neither current nor named
     assert {s for s, _ in _snapshots(spark)} == {s0, s1, s3}  # the tag's and branch's kept
     assert (_count(ctx, "VERSION AS OF 'first'"), _count(ctx, "VERSION AS OF 'dev'")) == (1, 4)
 

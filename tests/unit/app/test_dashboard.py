@@ -46,6 +46,12 @@ def test_the_dag_follows_the_source_keys_of_the_markers() -> None:
     assert {n.name: n.state for n in dag.nodes}["dwd.wide"] == "fail"
 
 
+def test_a_marker_key_icetide_did_not_write_is_shown_as_a_source() -> None:
+    rows = [TableStatus("misc.t", state="-")]
+    dag = build_dag(rows, {"misc.t": TableActivity("misc.t", sources=("n",))}, None, "lake")
+    assert set(dag.edges) == {("n", "misc.t")}
+
+
 def test_dead_letter_rows_keep_their_origin_and_raw_value() -> None:
     sql = dead_letters_query("ods.clicks_dlq", 5)
     assert '"ods"."clicks_dlq"' in sql and sql.endswith("LIMIT 5")

@@ -94,3 +94,16 @@ def test_a_value_with_no_location_is_named_by_the_caller() -> None:
         "freshness=[1]: invalid duration [1]: write e.g. '10 seconds' or '2 minutes'")
     assert validation_message(info.value) == (
         "invalid duration [1]: write e.g. '10 seconds' or '2 minutes'")
+
+
+def test_a_value_failing_every_member_of_a_union_is_one_line_at_the_users_key() -> None:
+    class Either(BaseModel):
+        n: int | bool = 0
+        xs: list[int | bool] = []
+
+    given = {"n": [2], "xs": [1, "a"]}
+    with pytest.raises(ValidationError) as info:
+        Either.model_validate(given)
+    assert validation_message(info.value, "f", given=given) == (
+        "f: n=[2]: Input should be a valid integer\n"
+        "f: xs.1='a': Input should be a valid integer, unable to parse string as an integer")

@@ -63,3 +63,9 @@ def test_text_that_is_not_a_key_is_refused_with_the_form(text: str) -> None:
         SourceKey.parse(text)
     with pytest.raises(SourceError, match="both parts must be non-empty"):
         SourceKey("kafka", "")
+
+
+def test_readers_of_the_lake_pass_over_keys_icetide_did_not_write() -> None:
+    assert SourceKey.read("n") is None and SourceKey.kind_of("n") is None
+    assert SourceKey.read("kafka:t") == SourceKey.kafka("t")
+    assert SourceKey.kind_of("refresh:lake.ads.v") == SourceKey.REFRESH

@@ -87,7 +87,7 @@ def _files() -> list[hr.HudiFile]:
 
 def test_file_counts_tell_what_a_compaction_merges() -> None:
     assert hr.file_counts(_files()) == {"file_groups": 2, "base_files": 4, "log_files": 4,
-                                     "pending_log_files": 1}
+                                        "pending_log_files": 1, "pending_file_groups": 1}
     assert hr.file_counts([hr.HudiFile("n", "5", False)])["pending_log_files"] == 1  # no base yet
 
 

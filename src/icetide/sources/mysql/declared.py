@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from icetide.errors import SourceError
 from icetide.model.positions import BinlogPositionJson
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 from icetide.sources.mysql.filters import TableFilter
 from icetide.sources.mysql.source import MySqlSource, MySqlSourceConfig
 
@@ -32,7 +33,7 @@ class MySqlDeclaration(Source[BinlogPositionJson]):
         self.config = config
         #: why no flow can follow this source (e.g. its password variable is unset)
         self.unusable = unusable
-        self.key = f"mysql:{config.name}"
+        self.key = str(SourceKey(SourceKey.MYSQL, config.name))
         self.built: list[MySqlSource] = []
 
     def follow(self, name: str, include: tuple[str, ...],

@@ -37,6 +37,7 @@ from icetide.cdc.schema import TableSchema
 from icetide.errors import SourceError, SourceUnavailableError
 from icetide.model.positions import BinlogPositionJson
 from icetide.model.source import BatchRange, Source
+from icetide.model.source_key import SourceKey
 from icetide.runtime.retry import Failure, backoff, patience, retrying
 from icetide.sources.mysql.binlog import BinlogBatch, BinlogReader, check_server
 from icetide.sources.mysql.changes import META_COLUMNS, Change, collapse, snapshot_rows, to_rows
@@ -153,7 +154,7 @@ class MySqlSource(Source[BinlogPositionJson]):
 
     def __init__(self, config: MySqlSourceConfig) -> None:
         self.config = config
-        self.key = f"mysql:{config.name}"
+        self.key = str(SourceKey(SourceKey.MYSQL, config.name))
         self.filter = TableFilter(config.include, config.exclude)
         self.server_id = config.server_id or 1000 + zlib.crc32(self.key.encode()) % 2**30
         self._conn: MySqlConnection | None = None
