@@ -10,9 +10,12 @@ changes applied by one CDC flow per table format, in one Spark session with Hudi
    must have applied exactly ``--updates`` rows.
 3. **freshness**, per format and ``--rates`` (changes/s; ``snapshot`` = the slowest
    snapshot rate of step 1, so every format gets the same changes): the flow runs
-   continuously (``run_forever``, the pipeline's default trigger) while a writer updates
-   rows at that rate for ``--freshness-seconds``; each write's freshness is the time from
-   its MariaDB commit to the first lake commit holding it (format_report.py).
+   continuously (``run_forever``, the pipeline's default trigger; the window opens once
+   it has committed a first write) while a writer updates rows at that rate for
+   ``--freshness-seconds``; each write's freshness is the time from its MariaDB commit to
+   the first lake commit holding it (format_report.py). Writes the run had not committed
+   a window later are counted as such; a ``--once`` run then catches up and the target
+   must equal MariaDB before the next run.
 
 Iceberg is the MERGE icetide's CDC sink does (merge-on-read deletes); Hudi is icetide's
 one upsert per batch into a merge-on-read or copy-on-write table (lake/hudi.py), with no
@@ -180,9 +183,20 @@ def _write(info: MariaDBInfo, rate: float, seconds: float, rows: int) -> list[Ti
     return ticks
 
 
+def _committed(spark: Any, settings: Settings, name: str, tick: Tick, wait: float) -> bool:
+    """Whether a lake commit of ``name`` holds ``tick`` within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not any(c.end >= tick.end for c in lake_commits(spark, settings, name)):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
 def measure_freshness(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path, name: str,
                       rate: float, seconds: float, rows: int) -> tuple[list[int], int]:
-    """Step 3 for one format and rate: the writes' freshness (ms) and how many writes."""
+    """Step 3 for one format and rate: the writes' freshness (ms) and how many writes.
+    The window starts once the run has committed a first write (its start not measured)."""
     from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
 
@@ -190,12 +204,10 @@ def measure_freshness(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Pa
     with PipelineRun(spark, settings, load_pipeline(tmp / name)) as run:
         worker = threading.Thread(target=run.run_forever, args=(stop,), daemon=True)
         worker.start()
-        time.sleep(5.0)  # the run's first (empty) batches before the writer starts
+        if not _committed(spark, settings, name, _write(info, 1.0, 0.5, rows)[-1], 600.0):
+            raise SystemExit(f"the continuous run of {name} committed nothing in 600 s")
         ticks = _write(info, rate, seconds, rows)
-        deadline = time.monotonic() + max(30.0, seconds)  # let it catch up, bounded
-        while time.monotonic() < deadline and ticks and not any(
-                c.end >= ticks[-1].end for c in lake_commits(spark, settings, name)):
-            time.sleep(0.5)
+        _committed(spark, settings, name, ticks[-1], max(30.0, seconds))  # catch up, bounded
         stop.set()
         worker.join(timeout=300)
     return freshness_ms(ticks, lake_commits(spark, settings, name)), len(ticks)
@@ -219,5 +231,6 @@ def run(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path,
         for name in names:
             fresh[name][label], writes[name][label] = measure_freshness(
                 spark, settings, info, tmp, name, rate, a.freshness_seconds, a.rows)
+            shop.run_once(spark, settings, tmp / name)  # what the window left, untimed
             shop.verify(spark, info, DB, f"freshness run of {name}", _lake_table(spark, name))
     return apply_rows(a.updates, applied) + freshness_rows(fresh, writes)
