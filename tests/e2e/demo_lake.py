@@ -27,7 +27,8 @@ import pytest
 from icetide.devkit.embedded.process import free_port
 
 DURATION = 60
-TIMEOUT = 600  # guard only: the demo takes ~2-5 min (startup + 60 s + drain + reconcile)
+#: guard only: the demo takes ~2-6 min (startup + warm-up + 60 s + drain + reconcile)
+TIMEOUT = 720
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class DemoLake:
     home: Path
     report: dict[str, Any]  # the demo's --report
     metastore_port: int  # its catalog service, serving until the session ends
+    output: str = ""  # what the demo printed (stdout and stderr)
 
     def env(self) -> dict[str, str]:
         """An icetide command's environment for this lake."""
@@ -76,4 +78,4 @@ def run_demo(tmp: Path, metastore_port: int) -> DemoLake:
     output = log.read_text()
     assert code == 0, f"demo exited {code}:\n{output[-6000:]}"
     print(f"\ndemo took {time.monotonic() - began:.0f}s\n{output[-2500:]}")
-    return DemoLake(home, json.loads(report.read_text()), metastore_port)
+    return DemoLake(home, json.loads(report.read_text()), metastore_port, output)

@@ -8,6 +8,8 @@ current snapshot and the icetide markers in the summaries of its ancestors
 * data freshness: now − the newest event time reflected (``icetide.max-event-time`` of
   the newest marker carrying one), judged against the freshness target (the pipeline's,
   else the one the flow recorded) with :func:`~icetide.pipelines.freshness.freshness_status`;
+  a table no process runs is judged by the worst freshness its commits achieved over a
+  window of them (:mod:`icetide.app.window`: its last minute, or the window asked for);
 * the refresh mode and achieved freshness recorded by the last commit;
 * dead letters: those of the last commit, and those the table's dead-letter tables hold
   (found by their comment, :data:`~icetide.lake.dlq.DLQ_COMMENT`; live rows);
@@ -33,6 +35,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from icetide.app.lag import LagProbe, LagProbes, SourceLag
+from icetide.app.window import FreshnessWindow, freshness_window
 from icetide.engine.pacing import FreshnessTarget
 from icetide.engine.quality import expectation_counts
 from icetide.lake.dlq import DLQ_COMMENT
@@ -94,6 +97,8 @@ class TableStatus:
     #: the Spark master and executors (``id@host:port``) of the newest commit
     master: str | None = None
     executors: tuple[str, ...] = ()
+    #: the commits a stopped table is judged by (:mod:`icetide.app.window`)
+    window: FreshnessWindow | None = None
 
     def to_json(self) -> dict[str, object]:
         """JSON-friendly form."""
@@ -154,6 +159,8 @@ class _Walk:
     newest_event_ms: int | None = None
     #: When the snapshot holding that newest event became visible (its commit time).
     newest_event_commit_ms: int | None = None
+    #: (commit ms, newest event ms) of every marker carrying an event time, newest first
+    events: list[tuple[int, int]] = field(default_factory=list)
 
 
 def hudi_storage(timeline: HudiTimeline) -> TableStorage:
@@ -198,7 +205,10 @@ def read_markers(table: AnyTable) -> _Walk:
     for at_ms, marker in marker_commits(table):
         walk.latest = walk.latest or marker
         walk.per_flow.setdefault(marker.flow, marker)
-        if walk.newest_event_ms is None and marker.max_event_time_ms is not None:
+        if marker.max_event_time_ms is None:
+            continue
+        walk.events.append((at_ms, marker.max_event_time_ms))
+        if walk.newest_event_ms is None:
             walk.newest_event_ms = marker.max_event_time_ms
             walk.newest_event_commit_ms = at_ms
     return walk
@@ -212,7 +222,11 @@ def _ms_to_s(value: str | None) -> float | None:
     return None if value in (None, "") else int(value) / 1000
 
 
-def _target(marker: Marker | None, declared: FreshnessTarget | None) -> FreshnessTarget:
+def _target(marker: Marker | None, declared: FreshnessTarget | None,
+            set_at_run_time: float | None = None) -> FreshnessTarget:
+    """The table's target: set at run time (it wins), else declared, else recorded."""
+    if set_at_run_time is not None:
+        return replace(_target(marker, declared), target_s=set_at_run_time)
     if declared is not None and (declared.target_s or declared.warn_s):
         return declared
     extra = marker.extra if marker is not None else {}
@@ -260,10 +274,24 @@ def _pending(lags: Sequence[SourceLag]) -> bool | None:
     return any((item.behind or 0) > 0 for item in lags)
 
 
+def _committed(window: FreshnessWindow | None, achieved: float | None) -> float | None:
+    """What a stopped table is judged by: the worst freshness its commits achieved in the
+    window, else (no commit in it) what its newest data had when committed."""
+    if window is not None and window.worst_s is not None:
+        return window.worst_s
+    return achieved
+
+
+def committed_freshness(row: TableStatus) -> float | None:
+    """The freshness a stopped table ``row`` is judged by (:func:`_committed`)."""
+    return _committed(row.window, row.achieved_s)
+
+
 def _judge(fresh: float | None, achieved: float | None, target: FreshnessTarget,
            activity: str, pending: bool | None) -> str:
-    """ok | warn | fail | -: a stopped table is judged by the freshness it had when it
-    committed last; a running one that has nothing pending is fresh; else by its age now."""
+    """ok | warn | fail | -: a stopped table is judged by ``achieved``, the freshness its
+    commits had (:func:`_committed`); a running one that has nothing pending is fresh;
+    else by its age now."""
     if target.target_s is None and target.warn_s is None:
         return "-"
     if activity in ("stopped", "suspended"):
@@ -288,23 +316,23 @@ def _facts(table: AnyTable) -> tuple[str, int | None, int | None, TableStorage]:
 
 def table_status(name: str, table: AnyTable, *, declared: FreshnessTarget | None = None,
                  lag: LagProbe | None = None, now_ms: int | None = None,
-                 running: RunningProbe | None = None, walk: _Walk | None = None
-                 ) -> TableStatus:
-    """The status of one loaded table (``walk``: its markers, when read already)."""
+                 running: RunningProbe | None = None, walk: _Walk | None = None,
+                 window: tuple[int, int] | None = None) -> TableStatus:
+    """The status of one loaded table (``walk``: its markers, when read already;
+    ``window``: the commit times a stopped table is judged over, default its last minute)."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     kind, last_commit_ms, rows_total, storage = _facts(table)
     walk = walk if walk is not None else read_markers(table)
     latest = walk.latest
     life = TableState.of(table.properties)
-    target = _target(latest, declared)
-    if life.freshness_s is not None:  # set at run time: it wins over the declared one
-        target = replace(target, target_s=life.freshness_s)
+    target = _target(latest, declared, life.freshness_s)
     fresh = None if walk.newest_event_ms is None else max(0.0, (now - walk.newest_event_ms) / 1000)
     lags = _lag(walk, lag)
     activity = "suspended" if life.suspended else _activity(tuple(sorted(walk.per_flow)),
                                                             running)
     pending = _pending(lags)
-    state = _judge(fresh, _achieved(walk), target, activity, pending)
+    judged = freshness_window(walk.events, window)
+    state = _judge(fresh, _committed(judged, _achieved(walk)), target, activity, pending)
     extra = latest.extra if latest is not None else {}
     return TableStatus(
         table=name, format=kind, flows=tuple(sorted(walk.per_flow)),
@@ -323,6 +351,7 @@ def table_status(name: str, table: AnyTable, *, declared: FreshnessTarget | None
         master=extra.get(MarkerExtra.MASTER),
         executors=tuple(e for e in extra.get(MarkerExtra.EXECUTORS, MarkerExtra.EXECUTORS_DEFAULT)
                         .split(",") if e),
+        window=judged,
     )
 
 
@@ -356,9 +385,12 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
                    targets: Mapping[str, FreshnessTarget] | None = None,
                    lag: LagProbe | None = None, now_ms: int | None = None,
                    running: Callable[[str, str], bool | None] | None = None,
-                   hudi: Mapping[str, HudiTimeline] | None = None) -> list[TableStatus]:
+                   hudi: Mapping[str, HudiTimeline] | None = None,
+                   window: tuple[int, int] | None = None) -> list[TableStatus]:
     """Status of ``tables`` (``db.table``; default: every table of the catalog);
-    ``hudi``: the catalog's Hudi tables by ``db.table``."""
+    ``hudi``: the catalog's Hudi tables by ``db.table``; ``window``: the commit times
+    (epoch ms) stopped tables are judged over (default: each table's last minute of
+    commits, :mod:`icetide.app.window`)."""
     loaded = _load_tables(catalog, tables, hudi)
     walks = {name: read_markers(table) for name, table in loaded.items() if table is not None}
     _prefetch(lag, walks.values())
@@ -370,7 +402,7 @@ def collect_status(catalog: ReadCatalog, tables: Sequence[str] | None = None, *,
             continue
         probe = None if running is None else (lambda flow, n=name: running(n, flow))
         row = table_status(name, table, declared=(targets or {}).get(name), lag=lag,
-                           now_ms=now_ms, running=probe, walk=walks[name])
+                           now_ms=now_ms, running=probe, walk=walks[name], window=window)
         out.append(replace(row, dead_letters_total=_held(row, held)))
     return out
 
@@ -420,7 +452,8 @@ def with_lag(row: TableStatus, lags: Sequence[SourceLag]) -> TableStatus:
     pending = _pending(lags)
     target = FreshnessTarget(row.target_s, row.warn_s)
     return replace(row, lag=tuple(lags), pending=pending,
-                   state=_judge(row.freshness_s, row.achieved_s, target, row.activity, pending))
+                   state=_judge(row.freshness_s, _committed(row.window, row.achieved_s),
+                                target, row.activity, pending))
 
 
 def pipeline_scope(graph: PipelineGraph) -> tuple[list[str], dict[str, FreshnessTarget]]:

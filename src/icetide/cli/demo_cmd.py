@@ -10,6 +10,7 @@ import shlex
 import signal
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, cast
@@ -95,6 +96,7 @@ def _echo_report(report: DemoReport) -> None:
     if report.phase_seconds:
         click.echo("time per phase: " + ", ".join(
             f"{name} {secs:.0f}s" for name, secs in report.phase_seconds.items()))
+    _echo_freshness(report)
     if report.shop is not None:
         click.echo(f"MariaDB {report.shop.database}: "
                    f"{'seeded now' if report.shop.seeded else 'resumed'}, data in "
@@ -106,6 +108,26 @@ def _echo_report(report: DemoReport) -> None:
         click.echo("reconciliation:")
         for check in report.checks:
             click.echo("  " + check.line())
+
+
+def _echo_freshness(report: DemoReport) -> None:
+    """The warm-up, then each table's freshness verdict over the measured window."""
+    warm = report.warm_up
+    if warm is None or report.window is None:
+        click.echo("stopped during the warm-up: no measured window, no freshness verdict")
+        return
+    click.echo(f"warm-up: {warm.seconds:.0f}s, not measured (" + (
+        "every flow had committed and every table with a freshness target met it)"
+        if warm.ready else f"ended at its limit with {', '.join(warm.not_ready)} not ready)"))
+    start, end = (datetime.fromtimestamp(ms / 1000, UTC).strftime("%H:%M:%S")
+                  for ms in report.window)
+    click.echo(f"freshness over the measured window {start}–{end} UTC (worst commit per "
+               "table; `icetide status` judges a stopped table the same way):")
+    for row in report.freshness:
+        window, target = row.window, f"{row.target_s:g}s" if row.target_s else "-"
+        worst = ("no commit" if window is None or window.worst_s is None
+                 else f"worst {window.worst_s:.1f}s over {window.commits} commits")
+        click.echo(f"  {row.table}: {worst}, target {target}: {row.state}")
 
 
 def _echo_query(report: DemoReport) -> None:
@@ -154,7 +176,8 @@ def _echo_catalog(settings: Settings) -> None:
 
 @click.command()
 @click.option("--duration", type=click.FloatRange(min=0), default=60.0, show_default=True,
-              metavar="SECONDS", help="Stop after this many seconds (0: until Ctrl-C).")
+              metavar="SECONDS",
+              help="Stop this many seconds after the warm-up (0: until Ctrl-C).")
 @click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=2000.0,
               show_default=True, metavar="EPS", help="Click events generated per second.")
 @click.option("--bad-ratio", type=click.FloatRange(0, 1), default=0.01, show_default=True,
@@ -217,10 +240,12 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
       * the whole examples/clickstream pipeline: ODS (+ dead letters), dim_db by CDC
         (with --hudi, also the Hudi twin dim_db.user_member_hudi), DWD, DWS and ADS.
 
-    A live table shows every table's rows, last commit and freshness. After --duration
-    seconds or Ctrl-C the generators stop, the flows finish their batch, a final drain
-    commits everything produced, the lake is reconciled and everything stops. The lake
-    stays queryable with `icetide sql`; running `icetide demo` again resumes.
+    A live table shows every table's rows, last commit and freshness. A warm-up comes
+    first, not measured (a fresh JVM's first minute is slower): until every flow has
+    committed and every table with a freshness target meets it. --duration seconds later,
+    or on Ctrl-C, the generators stop, the flows finish their batch, a final drain commits
+    everything produced, each table's freshness is judged over the measured window, the
+    lake is reconciled and everything stops. `icetide demo` again resumes.
     """
     settings = settings_from(config_path)
     stop = threading.Event()
@@ -242,8 +267,15 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
 
 
 def _echo_start(settings: Settings, options: DemoOptions) -> None:
+    from icetide.devkit.demo.warmup import WARM_UP_MAX_S
+
     click.echo(f"icetide demo: state in {settings.home.resolve()}, dimensions by "
                f"{options.dims}; Ctrl-C to stop")
+    measured = "until Ctrl-C" if options.duration is None else f"{options.duration:g}s"
+    click.echo(f"warm-up first (not measured): the pipeline runs on live clicks until every "
+               f"flow has committed and every table with a freshness target meets it (at "
+               f"most {WARM_UP_MAX_S:g}s); then the measured window ({measured}), which the "
+               "freshness verdicts are over")
     if options.sql_port is not None:
         host = settings.sql_server.host
         click.echo(f"SQL server (once Spark is up, until the demo ends): JDBC URL "

@@ -3,8 +3,10 @@
 Each refresh reads table metadata only (:func:`icetide.app.status.collect_status`, no
 Spark job, no source lag), so it runs beside the flows without slowing them down: per
 table its live rows, last commit, data freshness against its target and dead letters
-(:func:`icetide.cli.render.live_table`). The title carries the demo's progress (phase,
-elapsed time, clicks produced, where the dimensions come from). Piped or logged (no
+(:func:`icetide.cli.render.live_table`). The title carries the demo's progress (phase —
+``warming up`` before the measured window —, elapsed time, clicks produced, where the
+dimensions come from); once the flows stopped, each table is judged over the measured
+window, as the caption says. Piped or logged (no
 terminal), only the final table is printed, as wide as it needs.
 """
 
@@ -32,7 +34,7 @@ log = logging.getLogger(__name__)
 
 
 #: Demo phases after the continuous flows ended: a table is judged by the freshness its
-#: newest data had when committed, not by its age since the generators stopped.
+#: commits achieved in the measured window, not by its age since the generators stopped.
 STOPPED = ("draining", "reconciling", "done")
 #: Seconds between two looks for the catalog's Hudi tables (the metastore is asked).
 HUDI_EVERY_S = 10.0
@@ -62,8 +64,9 @@ class LiveStatus:
         with self._lock:
             try:
                 stopped = self.progress is not None and self.progress.phase in STOPPED
+                window = self.progress.window() if self.progress is not None else None
                 rows = [row for row in collect_status(
-                            self.catalog, self.tables,
+                            self.catalog, self.tables, window=window,
                             running=(lambda _t, _f: False) if stopped else None,
                             hudi=self._hudi())
                         if CHANGELOG_SUFFIX not in row.table]  # side tables of the flows

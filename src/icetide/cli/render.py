@@ -11,7 +11,8 @@ from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from icetide.app.status import TableStatus
+from icetide.app.status import TableStatus, committed_freshness
+from icetide.app.window import WINDOW_S
 
 STATE_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
@@ -70,7 +71,7 @@ _COLUMNS: tuple[tuple[str, Callable[[TableStatus, float, bool], str], bool], ...
     ("last commit", lambda r, now, wide: (_age if wide else _ago)(r.last_commit_ms, now), True),
     ("rows", lambda r, now, wide: "?" if r.rows_total is None else f"{r.rows_total:,}", True),
     ("rows last commit", lambda r, now, wide: _count(r.rows_last_commit), False),
-    ("freshness", lambda r, now, wide: _freshness(r), True),
+    ("freshness", lambda r, now, wide: _freshness(r, wide), True),
     ("target", lambda r, now, wide: _target(r, wide), True),
     ("status", lambda r, now, wide: _state(r, wide), True),
     ("mode", lambda r, now, wide: r.mode or "-", False),
@@ -92,8 +93,8 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
     files) and nothing cut. Its caption names the catalog's address and the Spark master
     and executors of the newest commits."""
     now = time.time() if now is None else now
-    caption = "\n".join(c for c in (f"catalog {catalog}" if catalog else None, runs_on(rows))
-                        if c) or None
+    caption = "\n".join(c for c in (f"catalog {catalog}" if catalog else None, runs_on(rows),
+                                    window_note(rows, wide)) if c) or None
     table = Table(title=title, header_style="bold", caption=caption,
                   box=box.HEAVY_HEAD if wide else box.SIMPLE_HEAD, padding=(0, 1),
                   pad_edge=wide)
@@ -109,7 +110,8 @@ def status_table(rows: Sequence[TableStatus], now: float | None = None,
 
 
 def judged_at_commit(row: TableStatus) -> bool:
-    """A stopped table is judged by the freshness its newest data had when committed."""
+    """A stopped table is judged by the freshness its commits achieved (the worst in its
+    window, :mod:`icetide.app.window`), not by its data's age now."""
     return row.activity in ("stopped", "suspended") and row.state in STATE_STYLE
 
 
@@ -128,11 +130,37 @@ def _state(row: TableStatus, wide: bool = True) -> str:
     return state
 
 
-def _freshness(row: TableStatus) -> str:
-    """The newest data's age; a stopped table's also what it had when committed."""
-    if judged_at_commit(row) and row.achieved_s is not None:
+def _freshness(row: TableStatus, wide: bool = True) -> str:
+    """The newest data's age; a stopped table's also what it is judged by: the worst its
+    commits achieved in its window (``3497.0s (worst 6.2s)``; ``wide``: ``3497.0s (worst
+    6.2s when committed, 12:01:03–12:02:03)``), else what its newest data had when
+    committed."""
+    if not judged_at_commit(row):
+        return _seconds(row.freshness_s)
+    window = row.window
+    if window is not None and window.worst_s is not None:
+        worst = f"worst {_seconds(window.worst_s)}"
+        if wide:
+            worst += f" when committed, {window.span()}"
+        return f"{_seconds(row.freshness_s)} ({worst})"
+    if row.achieved_s is not None:
         return f"{_seconds(row.freshness_s)} ({_seconds(row.achieved_s)} when committed)"
     return _seconds(row.freshness_s)
+
+
+def window_note(rows: Sequence[TableStatus], wide: bool = True) -> str | None:
+    """What the stopped tables among ``rows`` are judged by, and over which window (None:
+    no row is judged so); not ``wide``: where the windows' times are."""
+    windows = [r.window for r in rows if judged_at_commit(r) and r.window is not None
+               and r.window.worst_s is not None]
+    if not windows:
+        return None
+    if not all(w.default for w in windows):
+        return (f"stopped tables: judged by the worst freshness a commit achieved in "
+                f"{windows[0].span()} UTC")
+    shown = "the times shown" if wide else "--wide shows the times"
+    return (f"stopped tables: judged by the worst freshness a commit achieved in the "
+            f"last {WINDOW_S:g} s they committed ({shown})")
 
 
 def _storage(row: TableStatus, now: float) -> str:
@@ -154,10 +182,11 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
     """The compact table of the demo's live view (fits 80 columns): rows, last commit,
     freshness, status, the newest batch's duration and the rows the table's dead-letter
     tables hold (``DLQ total``: what the demo's summary counts, not one commit's). A
-    stopped table's freshness is what its newest data had when committed (what its status
-    judges), not its age since."""
+    stopped table's freshness is what its status judges — the worst its commits achieved
+    in its window, said in the caption — not its data's age since."""
     now = time.time() if now is None else now
-    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 1),
+                  caption=window_note(rows))
     for column in ("table", "rows", "commit", "freshness", "status", "batch", "DLQ total"):
         table.add_column(column, justify="left" if column == "table" else "right",
                          no_wrap=True)
@@ -168,7 +197,7 @@ def live_table(rows: Sequence[TableStatus], now: float | None = None,
             else row.state
         table.add_row(row.table, "?" if row.rows_total is None else f"{row.rows_total:,}",
                       _ago(row.last_commit_ms, now),
-                      _seconds(row.achieved_s if row.activity in ("stopped", "suspended")
+                      _seconds(committed_freshness(row) if row.activity in ("stopped", "suspended")
                                else row.freshness_s), state,
                       _seconds(row.batch_s),
                       _count(row.dead_letters_total))

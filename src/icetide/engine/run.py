@@ -30,7 +30,7 @@ from icetide.engine.maintenance_schedule import MaintenanceSchedule
 from icetide.engine.order import depths
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
 from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
-from icetide.engine.targets import ensure_table
+from icetide.engine.targets import check_declared_schema, ensure_table
 from icetide.errors import PipelineError, listed
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
 from icetide.lake.dlq import ensure_dlq_table
@@ -124,8 +124,10 @@ class PipelineRun:
 
     def ensure_target(self, table: TableSpec, found: Discovery) -> str:
         """Create the flow's target (and side tables) if missing, else evolve it to fit the
-        flow (engine/evolve.py); returns the identifier."""
+        flow (engine/evolve.py), once its output matches a declared ``schema=``; returns
+        the identifier."""
         ident = self.qualify(table.name)
+        check_declared_schema(table, found.columns)
         ensure_table(self.spark, ident, table, found.columns, evolve=True)
         for side in found.side_tables:
             ensure_dlq_table(self.spark, side)

@@ -19,6 +19,8 @@ from icetide.engine.evolve import apply_evolution, evolve_changelog, plan_evolut
 from icetide.errors import PipelineError
 from icetide.lake.sinks import AppendSink, MergeSink, Sink
 from icetide.model.keys import TableProperties
+from icetide.pipelines.names import where
+from icetide.pipelines.schemas import compare_schemas, parse_ddl
 from icetide.pipelines.spec import TableSpec
 from icetide.runtime.startup import phase
 from icetide.tables.changelog import changelog_ddl, changelog_table_name
@@ -76,6 +78,19 @@ def ensure_table(spark: SparkSession, ident: str, table: TableSpec,
     a CDC target follows its upstream table batch by batch instead, cdc/schema_sync.py)."""
     with _DDL:
         _ensure_table(spark, ident, table, columns, evolve)
+
+
+def check_declared_schema(table: TableSpec, columns: Sequence[tuple[str, str]]) -> None:
+    """A table that declares ``schema=`` takes only a flow whose output matches it (the
+    check ``icetide dry-run`` makes, here before the table is created or evolved): a
+    PipelineError naming the table and each column that differs."""
+    if table.schema is None:
+        return
+    problems = compare_schemas(parse_ddl(table.schema), dict(columns)).describe()
+    if problems:
+        raise PipelineError(
+            f"{where(table.location)}table {table.name}: its flow's output does not match "
+            f"its declared schema: {'; '.join(problems)}; fix the query or the schema=")
 
 
 def stored_columns(table: TableSpec, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

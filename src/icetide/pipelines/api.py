@@ -4,7 +4,9 @@ Names and argument order follow SDP (``table``, ``materialized_view``, ``tempora
 ``create_streaming_table``, ``append_flow``) and Databricks (``create_auto_cdc_flow``,
 ``expect*``, ``read``/``read_stream``). icetide's additions are keyword-only and come
 after SDP's: ``primary_key``, ``merge_engine``, ``freshness``, ``freshness_warn``,
-``changelog``, ``expectations`` (and ``once`` on ``append_flow``). Expectation
+``changelog``, ``expectations``, ``sort_order``, ``maintenance``. What SDP has and icetide
+does not apply is refused with the reason, never accepted and ignored: a flow's
+``spark_conf``, ``once=True``, ``temporary_view``, SCD type 2 (docs/options.md). Expectation
 decorators are in :mod:`icetide.pipelines.expectations`, ``read``/``read_stream`` in
 :mod:`icetide.pipelines.reader`.
 
@@ -143,6 +145,17 @@ def _expectations(func: Callable[..., object] | None, args: StoredOptions
     return parked + given
 
 
+def _per_table(maintenance: Mapping[str, object] | None) -> Mapping[str, object] | None:
+    """A table's ``maintenance=`` overrides; ``enabled`` is refused: a run's maintenance
+    is switched on or off as a whole, and a table's own switch is not read."""
+    if maintenance is not None and "enabled" in maintenance:
+        raise PipelineError(
+            f"maintenance={{'enabled': {maintenance['enabled']!r}}} is not applied per table: "
+            "a run maintains every table it writes or none. Set maintenance.enabled in "
+            "icetide.yaml or defaults.maintenance.enabled in the pipeline file")
+    return maintenance
+
+
 #: ``format=`` values (SDP's default is Delta; icetide's Iceberg)
 FORMATS: dict[str, Literal["iceberg", "hudi"]] = {"iceberg": "iceberg", "hudi": "hudi"}
 
@@ -167,7 +180,7 @@ def _build_table(
         cluster_by=columns_tuple(args.get("cluster_by"), "cluster_by") or (),
         table_properties={**_str_dict(args.get("table_properties"), "table_properties"),
                           **maintenance_properties(args.get("sort_order"),
-                                                   args.get("maintenance"))},
+                                                   _per_table(args.get("maintenance")))},
         primary_key=columns_tuple(args.get("primary_key"), "primary_key"),
         merge_engine=cast("MergeEngine | None", args.get("merge_engine")),  # TableSpec parses it
         freshness=parse_seconds(args.get("freshness"), "freshness"),
@@ -244,9 +257,15 @@ def temporary_view(query_function: None = None, **options: Unpack[ViewOptions]
                    ) -> Callable[[_F], _F]: ...
 def temporary_view(query_function: _F | None = None, **options: Unpack[ViewOptions]
                    ) -> _F | Callable[[_F], _F]:
-    """Declare a temporary view: a named query other flows read; it is never stored
-    (keywords: :class:`ViewOptions`)."""
-    return _dataset_decorator("temporary_view", query_function, options, caller_location())
+    """SDP's temporary view (a named query other flows read, never stored): refused —
+    icetide's flows read tables and sources, and a view's query is not run inside the
+    flows that read it, so a run would stop on it. The error says what to write instead."""
+    with located(caller_location()):
+        raise PipelineError(
+            "temporary_view is not run by icetide: its flows read tables and sources, and a "
+            "view's query is not run inside the flows that read it. Write the view as a "
+            "function the flows call (def positive(): return dp.read_stream('raw')"
+            ".where('n > 0')), or declare it with @dp.table to store it")
 
 
 def create_streaming_table(name: str, **options: Unpack[StoredOptions]) -> None:
@@ -281,9 +300,11 @@ def append_flow(
 ) -> Callable[[_F], _F]:
     """Decorate a query function as an extra flow appending into streaming table ``target``.
 
-    ``once=True`` runs it a single time (a backfill) instead of continuously.
+    ``once=True`` (SDP's one-time backfill) is refused: see :func:`_once`.
     """
     location = caller_location()
+    with located(location):
+        _once(once)
 
     def outer(func: _F) -> _F:
         registry = active_registry("append_flow")
@@ -303,6 +324,18 @@ def append_flow(
         return func
 
     return outer
+
+
+def _once(once: bool) -> None:
+    """SDP's ``once=True`` (run the flow a single time, again only on a full refresh):
+    refused when given — icetide runs every flow from the position committed in its
+    target and keeps no record that a flow ran once, so it would run on every start."""
+    if once:
+        raise PipelineError(
+            "once=True is not applied: icetide runs every flow continuously from the "
+            "position committed in its target, and keeps no record that a flow already "
+            "ran once. Backfill with a flow run on its own (icetide run PIPELINE --once "
+            "--flow NAME), then remove it; or drop once=")
 
 
 def _sql_text(value: object, what: str) -> str:
@@ -364,10 +397,12 @@ def create_auto_cdc_flow(
     """Apply a change feed to streaming table ``target`` by ``keys``, ordered by ``sequence_by``.
 
     ``source`` is a dataset name of the pipeline or an icetide source object (e.g. a MySQL
-    binlog source). Columns may be strings or pyspark Columns; only SCD type 1 is supported."""
+    binlog source). Columns may be strings or pyspark Columns; SCD type 1 only; ``once``:
+    :func:`_once`."""
     location = caller_location()
     registry = active_registry("create_auto_cdc_flow")
     with located(location):
+        _once(once)
         qualified_target = registry.qualify(target, location)
         cdc = AutoCdcSpec(
             source=_cdc_source(registry, source, location),
@@ -382,8 +417,7 @@ def create_auto_cdc_flow(
                                          track_history_except_column_list))
         registry.register_flow(FlowSpec(
             name=_flow_name(registry, name or qualified_target, qualified_target, location),
-            target=qualified_target, kind="auto_cdc", cdc=cdc, once=bool(once), location=location,
-        ))
+            target=qualified_target, kind="auto_cdc", cdc=cdc, location=location))
 
 
 def configuration(key: str, default: str | None = None) -> str | None:

@@ -164,9 +164,17 @@ def _libraries(value: object, origin: str) -> tuple[str, ...]:
 
 
 def _configuration(value: object, origin: str) -> dict[str, str]:
-    section = _mapping(value, f"{origin}: 'configuration' must be a mapping of Spark conf -> value")
+    """``configuration:``: the pipeline's parameters, read by ``dp.configuration(key)``.
+    A ``spark.*`` key is refused: SDP applies it to the pipeline's session, but a run's
+    flows share one SparkSession built from icetide.yaml, so it would be ignored."""
+    section = _mapping(value, f"{origin}: 'configuration' must be a mapping of key -> value")
     out = {}
     for key, item in section.items():
+        if isinstance(key, str) and key.startswith("spark."):
+            raise PipelineError(
+                f"{origin}: configuration '{key}' is not applied: a run's flows share one "
+                "SparkSession, built from icetide.yaml; set it under spark.conf there "
+                f"(ICETIDE_SPARK__CONF__... or spark: {{conf: {{{key}: ...}}}}, docs/config.md)")
         if isinstance(item, bool):
             item = "true" if item else "false"
         if not isinstance(key, str) or not isinstance(item, str | int | float):

@@ -273,7 +273,10 @@ def _version(as_of: int | None) -> str:
         return ""
     if not isinstance(as_of, int) or isinstance(as_of, bool):
         raise TableError(f"as_of={as_of!r} must be a snapshot id (an int)")
-    return f" VERSION AS OF {as_of}"
+    # Iceberg's snapshot selector in the name, not ``VERSION AS OF``: a session with
+    # Hudi's SQL extension parses that clause into Hudi's own time travel, which cannot
+    # resolve an Iceberg table
+    return f".`snapshot_id_{as_of}`"
 
 
 def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],

@@ -51,6 +51,9 @@ def test_mysql_source_config(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(PipelineError, match=r"'password' must not be written.*password_env"):
         build_source("shop", {"type": "mysql", "host": "h", "user": "u", "password": "pw"},
                      settings)
+    with pytest.raises(PipelineError, match=r"server_id 7 is not applied: every CDC flow"):
+        build_source("shop", {"type": "mysql", "host": "h", "user": "u", "server_id": 7},
+                     settings)
     with pytest.raises(PipelineError, match="drop_policy"):
         build_source("shop", {"type": "mysql", "host": "h", "user": "u",
                               "drop_policy": "maybe"}, settings)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
 from icetide.app.lag import SourceLag
 from icetide.app.status import TableStatus
-from icetide.cli.render import print_uncut, status_table
+from icetide.app.window import FreshnessWindow
+from icetide.cli.render import live_table, print_uncut, status_table
 
 
 def _text(row: TableStatus) -> str:
@@ -17,13 +19,33 @@ def _text(row: TableStatus) -> str:
     return out.getvalue()
 
 
-def test_a_stopped_table_says_its_state_is_the_one_it_had_when_committed() -> None:
-    row = TableStatus(table="dws.product_views", last_commit_ms=500_000, freshness_s=3497.0,
+#: a table stopped an hour after it last committed, with a 10 s target it met
+STOPPED = TableStatus(table="dws.product_views", last_commit_ms=500_000, freshness_s=3497.0,
                       achieved_s=2.1, target_s=10.0, state="ok", activity="stopped",
                       pending=False)
-    text = _text(row)
+
+
+def test_a_stopped_table_says_its_state_is_the_one_it_had_when_committed() -> None:
+    text = _text(STOPPED)
     assert "ok when committed · stopped (caught up)" in text
     assert "3497.0s (2.1s when committed)" in text
+
+
+def test_a_stopped_table_judged_over_its_window_says_the_window() -> None:
+    window = FreshnessWindow(start_ms=440_000, end_ms=500_000, commits=28, worst_s=6.2)
+    row = replace(STOPPED, window=window)
+    text, wide = _text(row), _shown(row, wide=True)
+    assert "3497.0s (worst 6.2s)" in text and "00:07:20" not in text
+    assert "judged by the worst freshness a commit achieved in the last 60 s" in text
+    assert "--wide shows the times" in text
+    assert "3497.0s (worst 6.2s when committed, 00:07:20–00:08:20)" in wide
+    given = replace(row, window=replace(window, default=False))
+    assert "achieved in 00:07:20–00:08:20 UTC" in _text(given)
+    live = io.StringIO()
+    print_uncut(Console(file=live, width=80), live_table([given], now=4_000.0))
+    shown = " ".join(live.getvalue().split())  # the caption wraps at the table's width
+    assert "6.2s" in shown and "2.1s" not in shown
+    assert "achieved in 00:07:20–00:08:20 UTC" in shown
 
 
 def test_a_running_table_is_judged_now() -> None:

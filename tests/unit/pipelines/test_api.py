@@ -68,13 +68,14 @@ def test_materialized_view_and_temporary_view(registry: GraphRegistry) -> None:
     @dp.materialized_view(name="dws.daily")
     def daily() -> None: ...
 
-    @dp.temporary_view
-    def enriched() -> None: ...
-
     assert registry.tables["dws.daily"].kind == "materialized_view"
     assert registry.flows["dws.daily"].kind == "batch"
-    assert registry.tables["db.enriched"].kind == "temporary_view"
-    assert registry.flows["db.enriched"].kind == "view"
+    # a temporary view is refused, bare or with keywords, naming what to write instead
+    for declare in (lambda f: dp.temporary_view(f), lambda f: dp.temporary_view(name="v")(f)):
+        with pytest.raises(PipelineError, match=r"test_api\.py:\d+: temporary_view is not "
+                                                r"run by icetide.*a function the flows call"):
+            declare(daily)
+    assert "db.daily" not in registry.tables and "db.v" not in registry.tables
 
 
 def test_structtype_schema_becomes_ddl(registry: GraphRegistry) -> None:
@@ -118,12 +119,15 @@ def test_append_flow(registry: GraphRegistry) -> None:
     @dp.append_flow(target="dws.views")
     def from_clicks() -> None: ...
 
-    @dp.append_flow(target="dws.views", name="backfill", once=True)
+    @dp.append_flow(target="dws.views", name="more")
     def old() -> None: ...
 
     assert registry.flows["dws.from_clicks"].target == "dws.views"
-    backfill = registry.flows["dws.backfill"]
-    assert (backfill.once, backfill.kind) == (True, "append")
+    assert (registry.flows["dws.more"].once, registry.flows["dws.more"].kind) == (False, "append")
+    with pytest.raises(PipelineError, match=r"once=True is not applied.*icetide run PIPELINE "
+                                            r"--once --flow NAME"):
+        dp.append_flow(target="dws.views", name="backfill", once=True)(old)
+    assert "dws.backfill" not in registry.flows
     with pytest.raises(PipelineError, match=r"spark_conf=\{'x': 'y'\} is not applied per flow"):
         dp.append_flow(target="dws.views", name="tuned", spark_conf={"x": "y"})(old)
 
@@ -168,7 +172,7 @@ def test_create_auto_cdc_flow_all_arguments(registry: GraphRegistry) -> None:
         target="dim.users", source=source, keys=[_FakeColumn("uid")],
         sequence_by=_FakeColumn("seq"), ignore_null_updates=True,
         apply_as_deletes="op = 'd'", apply_as_truncates=_FakeColumn("op = 't'"),
-        except_column_list=["op", "seq"], stored_as_scd_type="1", name="users_cdc", once=True,
+        except_column_list=["op", "seq"], stored_as_scd_type="1", name="users_cdc",
     )
     flow = registry.flows["dim.users_cdc"]
     assert flow.cdc is not None and flow.cdc.source is source
@@ -176,7 +180,7 @@ def test_create_auto_cdc_flow_all_arguments(registry: GraphRegistry) -> None:
     assert flow.cdc.sequence_by == "seq"
     assert (flow.cdc.apply_as_deletes, flow.cdc.apply_as_truncates) == ("op = 'd'", "op = 't'")
     assert flow.cdc.except_column_list == ("op", "seq") and flow.cdc.column_list is None
-    assert flow.cdc.ignore_null_updates and flow.once
+    assert flow.cdc.ignore_null_updates and not flow.once
     assert flow.static_inputs == ()
 
 
@@ -190,6 +194,7 @@ def test_create_auto_cdc_flow_all_arguments(registry: GraphRegistry) -> None:
         ({"keys": "id"}, "must be a list of columns"),
         ({"sequence_by": 5}, "sequence_by=5"),
         ({"source": None}, "source must be"),
+        ({"once": True}, "once=True is not applied"),
     ],
 )
 def test_create_auto_cdc_flow_errors(

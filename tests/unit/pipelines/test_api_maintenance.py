@@ -11,8 +11,7 @@ from icetide.pipelines import GraphRegistry
 
 def test_sort_order_and_maintenance_become_table_properties(registry: GraphRegistry) -> None:
     @dp.table(name="ods.clicks", sort_order="zorder(productId, uid)",
-              maintenance={"target_file_size": 64 * 1024 * 1024, "snapshot_retention": "2h",
-                           "enabled": True},
+              maintenance={"target_file_size": 64 * 1024 * 1024, "snapshot_retention": "2h"},
               table_properties={"write.format.default": "parquet"})
     def clicks() -> None: ...
 
@@ -20,8 +19,7 @@ def test_sort_order_and_maintenance_become_table_properties(registry: GraphRegis
     assert props == {"write.format.default": "parquet",
                      "icetide.maintenance.sort-order": "zorder(productId, uid)",
                      "icetide.maintenance.target-file-size": str(64 * 1024 * 1024),
-                     "icetide.maintenance.snapshot-retention": "2h",
-                     "icetide.maintenance.enabled": "true"}
+                     "icetide.maintenance.snapshot-retention": "2h"}
 
 
 def test_unknown_or_bad_maintenance_settings_fail_at_load(registry: GraphRegistry) -> None:
@@ -29,3 +27,6 @@ def test_unknown_or_bad_maintenance_settings_fail_at_load(registry: GraphRegistr
         dp.create_streaming_table("ods.a", maintenance={"target_size": 1})
     with pytest.raises(PipelineError, match="orphan-age"):
         dp.create_streaming_table("ods.b", maintenance={"orphan_age": "5 minutes"})
+    with pytest.raises(PipelineError, match=r"maintenance=\{'enabled': False\} is not applied "
+                                            r"per table.*defaults\.maintenance\.enabled"):
+        dp.create_streaming_table("ods.c", maintenance={"enabled": False})

@@ -46,10 +46,6 @@ dp.create_streaming_table("dws.product_views", primary_key=["productId"],
 def views_from_clicks(spark):
     return dp.read_stream("clickevent").groupBy("productId").count()
 
-
-@dp.temporary_view
-def recent():
-    return dp.read("clickevent")
 '''
 
 
@@ -73,18 +69,14 @@ def _seed(tmp_path: Path) -> Path:
 def test_load_two_files_and_a_yml(tmp_path: Path) -> None:
     graph = load_pipeline(_seed(tmp_path))
     assert graph.spec.name == "clickstream"
-    assert sorted(graph.tables) == [
-        "dws.product_views", "ods_behavior.clickevent", "ods_behavior.recent"]
-    assert sorted(graph.flows) == [
-        "dws.views_from_clicks", "ods_behavior.clickevent", "ods_behavior.recent"]
+    assert sorted(graph.tables) == ["dws.product_views", "ods_behavior.clickevent"]
+    assert sorted(graph.flows) == ["dws.views_from_clicks", "ods_behavior.clickevent"]
     click = graph.tables["ods_behavior.clickevent"]
     assert click.freshness == 10.0 and click.freshness_warn is None  # default warn >= 10s
     assert [e.name for e in click.expectations] == ["known_user"]
     assert click.location is not None and click.location.filename.endswith("clicks.py")
     views = graph.tables["dws.product_views"]
     assert (views.freshness, views.freshness_warn) == (60.0, 30.0)  # from defaults
-    recent = graph.tables["ods_behavior.recent"]
-    assert recent.freshness is None  # views take no freshness defaults
     assert current_registry() is None  # the loading context is gone
     assert str(tmp_path.resolve()) not in sys.path
 
@@ -205,7 +197,6 @@ def test_spec_tables_replace_the_code_and_defaults_fill_the_rest(tmp_path: Path)
     assert (click.freshness, click.freshness_warn) == (5.0, 4.0)  # the code said 10 s
     views = graph.tables["dws.product_views"]
     assert (views.freshness, views.freshness_warn) == (15.0, 4.0)  # the code said nothing
-    assert graph.tables["ods_behavior.recent"].freshness is None  # "*" skips views
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ libraries:
       include: transformations/**
   - extra.py
 configuration:
-  spark.sql.shuffle.partitions: 4
-  spark.sql.ansi.enabled: true
+  batch.size: 4
+  feature.enabled: true
   some.string: "x"
 sources:
   clicks: {type: kafka, topic: clicktopic}
@@ -41,7 +41,7 @@ def test_full_spec(tmp_path: Path) -> None:
     assert (spec.catalog, spec.database) == ("lake", "ods_behavior")
     assert spec.libraries == ("transformations/**", "extra.py")
     assert dict(spec.configuration) == {
-        "spark.sql.shuffle.partitions": "4", "spark.sql.ansi.enabled": "true", "some.string": "x",
+        "batch.size": "4", "feature.enabled": "true", "some.string": "x",
     }
     assert dict(spec.sources["clicks"]) == {"type": "kafka", "topic": "clicktopic"}
     assert spec.sources["shop"]["include"] == ["user_db.products"]
@@ -77,6 +77,8 @@ def test_minimal_spec_and_schema_alias(tmp_path: Path) -> None:
          r"defaults.maintenance: orphan_age='1 minute'.*greater than or equal to 3600"),
         ("name: p\ndefaults: {maintenance: 5m}\n", "defaults.maintenance must be a mapping"),
         ("name: p\nconfiguration: {a: [1]}\n", "must be a string"),
+        ("name: p\nconfiguration: {spark.sql.shuffle.partitions: 4}\n",
+         r"configuration 'spark.sql.shuffle.partitions' is not applied.*spark.conf"),
         ("name: p\ntables: [a]\n", "'tables' must map a table name or glob"),
         ("name: p\ntables: {a.b: 5s}\n", r"tables.a.b must be a mapping"),
         ("name: p\ntables: {a.b: {fresh: 5s}}\n", r"tables.a.b: unknown key 'fresh'"),

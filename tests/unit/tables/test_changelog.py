@@ -141,7 +141,7 @@ def test_changelog_sql_prunes_the_target_with_the_key_filter() -> None:
 def test_change_counts_as_of_a_snapshot_join_the_target_as_it_was() -> None:
     """After a MERGE, its parent snapshot is the state it applied to."""
     sql = change_counts_sql(Deduplicate("ts"), spec(), TYPES, collapsed_view="c", as_of=42)
-    assert f"LEFT JOIN {T} VERSION AS OF 42 AS t ON" in sql
-    assert "VERSION AS OF" not in change_counts_sql(Deduplicate("ts"), spec(), TYPES)
+    assert f"LEFT JOIN {T}.`snapshot_id_42` AS t ON" in sql
+    assert "snapshot_id_" not in change_counts_sql(Deduplicate("ts"), spec(), TYPES)
     with pytest.raises(TableError, match="as_of='42' must be a snapshot id"):
         change_counts_sql(Deduplicate("ts"), spec(), TYPES, as_of="42")  # type: ignore[arg-type]

@@ -108,8 +108,9 @@ def left_in_dwd(spark: SparkSession, catalog: str, edit: Edit) -> tuple[int, int
 
 
 class DemoEdits:
-    """The edits, made once in a thread ``delay`` seconds into the run (none when the
-    run stops first); :meth:`join` returns them, or raises what failed."""
+    """The edits, made once in a thread ``delay`` seconds after :meth:`start` (none when
+    the run stops first, or never starts it); :meth:`join` returns them, or raises what
+    failed."""
 
     def __init__(self, spark: SparkSession, catalog: str, delay: float,
                  stop: threading.Event) -> None:
@@ -141,7 +142,8 @@ class DemoEdits:
         self.thread.start()
 
     def join(self) -> list[Edit]:
-        self.thread.join()
+        if self.thread.ident is not None:  # not started: the run stopped during the warm-up
+            self.thread.join()
         if self.error is not None:
             raise self.error
         return list(self.done)

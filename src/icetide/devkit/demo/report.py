@@ -16,22 +16,45 @@ from icetide.flows.loop import BatchResult
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from icetide.app.status import TableStatus
     from icetide.config import Settings
     from icetide.devkit.demo.edits import Edit
     from icetide.devkit.demo.reconcile import Check
     from icetide.devkit.demo.shop import Shop
+    from icetide.devkit.demo.warmup import WarmUpReport
 
 
 @dataclass
 class DemoProgress:
     """Counters the live view reads while the demo runs (written by the demo's threads)."""
 
-    phase: str = "starting"  # starting | running | catching up | draining | reconciling | done
+    #: starting | warming up | running | catching up | draining | reconciling | done
+    phase: str = "starting"
     dims: str = "?"  # cdc | seed
     clicks: int = 0  # events handed to the producer so far
     started: float = field(default_factory=time.monotonic)
     #: (phase, monotonic time it began), in order
     history: list[tuple[str, float]] = field(default_factory=list)
+    #: the measured window (epoch ms): opened after the warm-up, closed after the drain
+    window_start_ms: int | None = None
+    window_end_ms: int | None = None
+
+    def open_window(self) -> None:
+        """The warm-up is over: the measured window opens, phase ``running``."""
+        self.window_start_ms = int(time.time() * 1000)
+        self.enter("running")
+
+    def close_window(self) -> None:
+        """Everything produced in the window is committed: it closes."""
+        if self.window_start_ms is not None:
+            self.window_end_ms = int(time.time() * 1000)
+
+    def window(self) -> tuple[int, int] | None:
+        """The measured window (epoch ms; still open: up to now), None before it opened."""
+        if self.window_start_ms is None:
+            return None
+        end = self.window_end_ms if self.window_end_ms is not None else int(time.time() * 1000)
+        return self.window_start_ms, end
 
     def enter(self, phase: str) -> None:
         """Begin ``phase`` (the time spent per phase goes into the report)."""
@@ -119,6 +142,12 @@ class DemoReport:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     #: the corrections made at ODS mid-run (an erase, a product correction)
     edits: list[Edit] = field(default_factory=list)
+    #: the warm-up before the measured window (None: the run stopped before it ended)
+    warm_up: WarmUpReport | None = None
+    #: the measured window (epoch ms): from the end of the warm-up to the end of the drain
+    window: tuple[int, int] | None = None
+    #: each table with a freshness target, judged over the window's commits
+    freshness: list[TableStatus] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -141,7 +170,19 @@ class DemoReport:
                           "drained_rows": self.drained_rows},
             "checks": [asdict(check) for check in self.checks],
             "edits": [asdict(edit) for edit in self.edits],
+            "warm_up": None if self.warm_up is None else asdict(self.warm_up),
+            "window": None if self.window is None else {
+                "start_ms": self.window[0], "end_ms": self.window[1]},
+            "freshness": [_verdict(row) for row in self.freshness],
             "mariadb": None if self.shop is None else {
                 "host": self.shop.info.host, "port": self.shop.info.port,
                 "database": self.shop.database, "seeded": self.shop.seeded},
         }
+
+
+def _verdict(row: TableStatus) -> dict[str, object]:
+    """One table's freshness over the measured window, for the JSON report."""
+    window = row.window
+    return {"table": row.table, "state": row.state, "target_s": row.target_s,
+            "warn_s": row.warn_s, "worst_s": None if window is None else window.worst_s,
+            "commits": 0 if window is None else window.commits}

@@ -7,11 +7,15 @@
 3. the click generator (the seed's DataGen2, a few malformed) and a stream of random
    business updates on ``user_db`` side by side;
 4. the whole ``examples/clickstream`` pipeline (ODS, CDC dimensions, DWD/DWS/ADS) with
-   ``clickstream.dims=cdc``, continuously, until the duration ends or ``stop`` is set;
+   ``clickstream.dims=cdc``, continuously: first a warm-up
+   (:mod:`icetide.devkit.demo.warmup`: until every layer has committed and is past the
+   start's backlog), then the measured window of ``duration`` seconds (or until ``stop``
+   is set), in which the edits are made;
 5. then the generators stop, the flows run on until every layer caught up (no rows
    committed for ``CATCH_UP_QUIET_S``, at most ``CATCH_UP_MAX_S``), one ``run_once`` drains what
-   is left (everything produced is in the lake), the lake is reconciled
-   (:mod:`icetide.devkit.demo.reconcile`) and MariaDB and the broker are stopped.
+   is left (everything produced is in the lake), the window closes and each table with a
+   freshness target is judged over it (:func:`icetide.app.status.collect_status`), the lake
+   is reconciled (:mod:`icetide.devkit.demo.reconcile`) and MariaDB and the broker are stopped.
 
 A second run on the same ``ICETIDE_HOME`` resumes: the lake and MariaDB persist, every
 flow continues from the position committed in its table.
@@ -41,6 +45,7 @@ from icetide.devkit.demo.report import (
     lake_counts,
 )
 from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, Shop, choose_dims, shop_database
+from icetide.devkit.demo.warmup import WarmUp, flow_targets, window_freshness
 from icetide.devkit.embedded.kinds import Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
@@ -80,7 +85,7 @@ def find_example(name: str = "clickstream") -> Path:
 class DemoOptions:
     """How long and how fast the demo runs, and where its dimensions come from."""
 
-    duration: float | None = 60.0  # seconds; None: until stop is set
+    duration: float | None = 60.0  # seconds measured, after the warm-up; None: until stop
     rate: float = 2000.0  # click events per second
     bad_ratio: float = 0.01
     business_rate: float = 2.0  # business changes per second (0: none)
@@ -93,8 +98,8 @@ class DemoOptions:
     spark_log_level: str | None = None
     #: Serve the lake over HiveServer2 on this port while the demo runs (None: no server)
     sql_port: int | None = None
-    #: Erase a user and correct some clicks at ODS this many seconds into the run (None:
-    #: half the duration, 30 s without one; see devkit/demo/edits.py)
+    #: Erase a user and correct some clicks at ODS this many seconds into the measured
+    #: window (None: half the duration, 30 s without one; see devkit/demo/edits.py)
     edit_after: float | None = None
     #: Seed 002's Hudi twin dim_db.user_member_hudi beside the Iceberg dim_db.user_member
     #: (CDC dimensions only; the session gets the Hudi bundle, ``spark.hudi``)
@@ -218,16 +223,32 @@ class Generators:
         return self.clicks[0], (self.business[0] if self.business else None)
 
 
+def _clock(warm: WarmUp, stop: threading.Event, duration: float | None,
+           progress: DemoProgress, editor: DemoEdits) -> None:
+    """The warm-up, then the measured window (with the edits in it) for ``duration``
+    seconds; ``stop`` ends it. Stopped during the warm-up: no window opens."""
+    done = warm.wait(stop)
+    if stop.is_set():
+        return
+    if not done.ready:
+        log.warning("demo: warm-up ended after %.0fs with %s not ready; the measured window "
+                    "opens anyway", done.seconds, listed(done.not_ready))
+    progress.open_window()
+    editor.start()
+    if duration is not None and not stop.wait(duration):
+        stop.set()
+
+
 def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
-            counter: BatchCounter, progress: DemoProgress
+            counter: BatchCounter, progress: DemoProgress, clock: Callable[[], None]
             ) -> tuple[GenReport, BusinessReport | None]:
-    """Generators and continuous flows until the duration ends or ``stop`` is set."""
+    """Generators and continuous flows: the warm-up, the measured window, until ``stop``."""
     gens.start()
-    progress.enter("running")
+    progress.enter("warming up")
     flows_stop = threading.Event()
-    settle = threading.Thread(target=_catch_up, args=(stop, flows_stop, counter, progress),
-                              name="demo-catch-up", daemon=True)
-    settle.start()
+    threading.Thread(target=_catch_up, args=(stop, flows_stop, counter, progress),
+                     name="demo-catch-up", daemon=True).start()
+    threading.Thread(target=clock, name="demo-clock", daemon=True).start()
     try:
         pipeline.run_forever(flows_stop, counter)
     finally:
@@ -330,15 +351,13 @@ class _DemoRun:
         baseline = lake_counts(self.spark, self.catalog)
         # before the first plan: a resumed run reads this fresh broker's topic from its start
         ensure_topic(self.bootstrap, DEMO_TOPIC)
-        counter = BatchCounter(on_batch)
-        gens = Generators(self.bootstrap, self.shop, self.options, stop, self.progress)
-        editor = DemoEdits(self.spark, self.catalog, self.options.edit_delay(), stop)
-        editor.start()
-        generated, business = _stream(self.pipeline, gens, stop, counter, self.progress)
-        edits = editor.join()
+        warm = WarmUp(flow_targets(self.pipeline.graph, self.pipeline.flows), forward=on_batch)
+        counter = BatchCounter(warm)
+        generated, business, edits = self._stream(stop, warm, counter)
         before, _ = counter.totals()
         self.progress.enter("draining")
         self.pipeline.run_once(counter)
+        self.progress.close_window()
         rows, dead = counter.totals()
         log.info("demo drained %d rows after the stop", rows - before)
         checks: list[Check] = []
@@ -354,4 +373,18 @@ class _DemoRun:
             baseline=baseline, committed=dict(counter.rows), dead_letters=dead,
             drained_rows=rows - before, checks=checks, settings=self.pipeline.settings,
             seconds=time.monotonic() - self.progress.started, shop=self.shop,
-            phase_seconds=self.progress.seconds(), edits=edits)
+            phase_seconds=self.progress.seconds(), edits=edits, warm_up=warm.report,
+            window=self.progress.window(),
+            freshness=window_freshness(self.pipeline.settings, self.pipeline.graph,
+                                       self.progress.window()))
+
+    def _stream(self, stop: threading.Event, warm: WarmUp, counter: BatchCounter
+                ) -> tuple[GenReport, BusinessReport | None, list[Edit]]:
+        """The generators (until ``stop``: the clock ends the run after the measured
+        window) and the flows; the edits made in the window."""
+        gens = Generators(self.bootstrap, self.shop,
+                          dataclasses.replace(self.options, duration=None), stop, self.progress)
+        editor = DemoEdits(self.spark, self.catalog, self.options.edit_delay(), stop)
+        generated, business = _stream(self.pipeline, gens, stop, counter, self.progress, lambda: (
+            _clock(warm, stop, self.options.duration, self.progress, editor)))
+        return generated, business, editor.join()

@@ -13,7 +13,8 @@ sources:
     chunk_size: 10000                 # snapshot rows per SELECT
     max_records: 100000               # rows/changes per micro-batch
     drop_policy: keep                 # DROP COLUMN upstream: keep|drop|fail
-    tls: required                     # disabled (default on loopback) | required | verify
+    tls: required                     # disabled (default) | required | verify
+    # tls_ca: /etc/ssl/shop-ca.pem      # with tls: verify, the CA (default: the system's)
 ```
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from icetide.config import Duration, Settings
 from icetide.sources.mysql.declared import MySqlDeclaration
@@ -40,16 +41,34 @@ class Config(SourceConfig):
     exclude: tuple[str, ...] = ()
     chunk_size: int | None = Field(default=None, ge=1)
     max_records: int | None = Field(default=None, ge=1)
-    server_id: int | None = Field(default=None, ge=1)
+    #: refused: each CDC flow over the source is a replica with an id of its own
+    server_id: int | None = None
     drop_policy: Literal["keep", "drop", "fail"] = "keep"
     snapshot_method: Method | None = None
     max_view_age: Duration | None = Field(default=None, gt=0)
-    #: TLS to the server: ``required`` encrypts, ``verify`` also checks the certificate
-    #: against ``tls_ca`` (a CA file) and the host name.
     #: Seconds an unreachable server is retried before ``--once`` fails (null: for ever).
     retry_timeout: Duration | None = Field(default=300.0, gt=0)
+    #: TLS to the server: ``required`` encrypts, ``verify`` also checks the certificate
+    #: against ``tls_ca`` (a CA file; default: the system's CAs) and the host name.
     tls: Literal["disabled", "required", "verify"] = "disabled"
     tls_ca: str | None = None
+
+    @field_validator("server_id")
+    @classmethod
+    def _no_server_id(cls, v: int | None) -> int | None:
+        if v is not None:
+            raise ValueError(
+                f"server_id {v} is not applied: every CDC flow over the source replicates "
+                "with an id of its own, derived from the source and flow names (two replicas "
+                "with one id would disconnect each other); drop server_id")
+        return v
+
+    @model_validator(mode="after")
+    def _ca_for_verify(self) -> Config:
+        if self.tls_ca is not None and self.tls != "verify":
+            raise ValueError(f"tls_ca {self.tls_ca!r} is only read with tls: verify (the "
+                             f"certificate checked against it); set tls: verify or drop tls_ca")
+        return self
 
 
 def _password(name: str, config: Config) -> tuple[str, str | None]:
@@ -64,20 +83,22 @@ def _password(name: str, config: Config) -> tuple[str, str | None]:
 
 
 def _tls(config: Config) -> dict[str, object]:
+    """pymysql's arguments for ``tls``. ``verify`` goes by its ``ssl_*`` arguments: given
+    ``ssl_verify_cert``, pymysql replaces an ``ssl`` dict with one built from them, so a
+    CA or host-name check put in the dict would be dropped."""
     if config.tls == "disabled":
         return {"ssl_disabled": True}
-    ssl: dict[str, object] = {"check_hostname": config.tls == "verify"}
-    if config.tls_ca:
-        ssl["ca"] = config.tls_ca
-    return {"ssl": ssl, "ssl_verify_cert": config.tls == "verify"}
+    if config.tls == "required":  # encrypted, the certificate not checked
+        return {"ssl": {"check_hostname": False}}
+    return {"ssl_ca": config.tls_ca, "ssl_verify_cert": True, "ssl_verify_identity": True}
 
 
 def build(name: str, config: Config, settings: Settings) -> MySqlDeclaration:
     password, missing = _password(name, config)
     connection = {"host": config.host, "port": config.port, "user": config.user,
                   "password": password, "charset": "utf8mb4", **_tls(config)}
-    extra = {key: value for key in ("chunk_size", "max_records", "server_id",
-                                    "snapshot_method", "max_view_age")
+    extra = {key: value for key in ("chunk_size", "max_records", "snapshot_method",
+                                    "max_view_age")
              if (value := getattr(config, key)) is not None}
     return MySqlDeclaration(MySqlSourceConfig(
         name=name, connection=connection, include=config.include, exclude=config.exclude,

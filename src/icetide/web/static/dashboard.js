@@ -31,8 +31,16 @@ function nameText(name) {
   return frag;
 }
 
-// A stopped table is judged by the freshness its newest data had when committed.
+// A stopped table is judged by the freshness its commits achieved: the worst in its window
+// (its last minute of commits, app/window.py), else what its newest data had.
 const judgedAtCommit = (row) => ["stopped", "suspended"].includes(row.activity) && ["ok", "warn", "fail"].includes(row.state);
+const judgedWindow = (row) => (row.window && row.window.worst_s !== null ? row.window : null);
+const clock = (ms) => new Date(ms).toISOString().slice(11, 19);
+function committedText(row) {
+  const w = judgedWindow(row);
+  return w ? `${secs(w.worst_s)} worst when committed (${clock(w.start_ms)}–${clock(w.end_ms)} UTC, ${w.commits} commits)`
+    : `${secs(row.achieved_s)} when committed`;
+}
 
 function target(row) {
   const td = el("td", { "data-field": "target" });
@@ -91,17 +99,16 @@ function stateCell(row) {
   const label = parts.filter((p) => p).join(" · ") || "-";
   const pill = el("span", { class: `pill ${stateClass(row.state)}` }, label);
   if (judged) {
-    pill.title = `stopped: judged by the freshness its newest data had when committed ` +
-      `(${secs(row.achieved_s)}) against its target, not by that data's age now (${secs(row.freshness_s)})`;
+    pill.title = `stopped: judged by the freshness its commits achieved (${committedText(row)}) ` +
+      `against its target, not by its data's age now (${secs(row.freshness_s)})`;
   }
   return el("td", { "data-field": "state" }, pill);
 }
 
 function freshnessCell(row) {
   const td = el("td", { class: "num", "data-field": "freshness_s" }, secs(row.freshness_s));
-  if (judgedAtCommit(row) && row.achieved_s !== null && row.achieved_s !== undefined) {
-    td.append(el("div", { class: "muted", "data-field": "achieved_s" },
-      `${secs(row.achieved_s)} when committed`));
+  if (judgedAtCommit(row) && (judgedWindow(row) || (row.achieved_s !== null && row.achieved_s !== undefined))) {
+    td.append(el("div", { class: "muted", "data-field": "achieved_s" }, committedText(row)));
   }
   return td;
 }
