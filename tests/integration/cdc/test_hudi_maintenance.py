@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,41 +50,55 @@ def _change(info: MariaDBInfo, table: str, round_: int) -> None:
     """Updates (a third of the rows), a delete and an insert."""
     t = quote_table(table)
     helpers.execute(info, f"UPDATE {t} SET qty = qty + 100 WHERE id % 3 = {round_ % 3}",
-            f"DELETE FROM {t} WHERE id = {round_ + 1}",
-            f"INSERT INTO {t} VALUES ({100 + round_}, 'new', 1, 2.5, NOW(), NULL)")
+                    f"DELETE FROM {t} WHERE id = {round_ + 1}",
+                    f"INSERT INTO {t} VALUES ({100 + round_}, 'new', 1, 2.5, NOW(), NULL)")
 
 
-def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
-        tmp_path: Path, mariadb: MariaDBInfo) -> None:
-    db, lake_db = helpers.create_database(mariadb, "hm"), helpers.unique("hudimt")
-    items = helpers.create_items(mariadb, db, 30)
-    both = helpers.write_pipeline(tmp_path / "both", mariadb, lake_db,
-                          FLOWS.format(db=db, lake_db=lake_db), chunk_size=5, max_records=5)
-    target = helpers.write_pipeline(tmp_path / "target", mariadb, lake_db,
-                            TARGET_ONLY.format(db=db, lake_db=lake_db), chunk_size=5,
-                            max_records=5)
+@dataclass(frozen=True)
+class _Case:
+    """A MariaDB table, the pipelines following it (``both``: the CDC flow into the Hudi
+    target and the consumer logging its changes; ``target``: the CDC flow alone)."""
+
+    tmp: Path
+    info: MariaDBInfo
+    db: str
+    lake_db: str
+    env: dict[str, str]
+    items: str  # the MariaDB table, db.items
+    table: str  # the Hudi target, lake_db.items
+
+    @property
+    def path(self) -> str:
+        return f"{load_settings(None, environ=self.env).warehouse}/{self.lake_db}.db/items"
+
+    def pipeline(self, name: str, trigger: str = "2s") -> Path:
+        flows = (FLOWS if name == "both" else TARGET_ONLY).format(db=self.db,
+                                                                   lake_db=self.lake_db)
+        return helpers.write_pipeline(self.tmp / name, self.info, self.lake_db, flows,
+                                      chunk_size=5, max_records=5, trigger=trigger)
+
+
+def _case(tmp_path: Path, mariadb: MariaDBInfo, prefix: str, **settings: str) -> _Case:
+    db = helpers.create_database(mariadb, prefix)
     env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
            "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
            "ICETIDE_SPARK__HUDI": "true", "ICETIDE_MAINTENANCE__SNAPSHOT_RETENTION": "0",
-           "ICETIDE_MAINTENANCE__RETAIN_LAST": "1"}
-    path = f"{load_settings(None, environ=env).warehouse}/{lake_db}.db/items"
-    table = f"{lake_db}.items"
+           "ICETIDE_MAINTENANCE__RETAIN_LAST": "1", **settings}
+    lake_db = helpers.unique(prefix)
+    return _Case(tmp_path, mariadb, db, lake_db, env, helpers.create_items(mariadb, db, 30),
+                 f"{lake_db}.items")
 
-    _run(env, target)  # the snapshot: 6 commits of 5 rows
-    _run(env, both)  # the consumer reads them all: its position is the newest commit
-    consumed = [i.completed for i in HudiTimeline(path).writes()]
-    assert len(consumed) >= 6
-    for round_ in range(3):  # upserts the consumer has not read: log files
-        _change(mariadb, items, round_)
-        _run(env, target)
 
-    dry = _maintain(env, table, "--dry-run")
-    before = [(i.completed, i.action) for i in HudiTimeline(path).instants()]
-    assert dry["before"]["pending_log_files"] > 0
-    assert dry["actions"]["compaction"]["log_files"] == dry["before"]["pending_log_files"]
-    assert [(i.completed, i.action) for i in HudiTimeline(path).instants()] == before
+def _logged_once(case: _Case, mariadb: MariaDBInfo) -> None:
+    """The consumer's log holds each change once and folds to the MariaDB table."""
+    log = _log(case.env, case.tmp, case.lake_db)
+    assert len(log) == len(set(log))
+    assert _fold(log) == {r[:4] for r in helpers.mysql_rows(mariadb, case.items, COLS[:4])}
 
-    done = _maintain(env, table)
+
+def _first_pass_kept_the_consumers_commit(done: dict[str, Any], consumed: list[str],
+                                          path: str) -> str:
+    """After the pass: compacted, older commits archived, the consumer's kept; its commit."""
     after = HudiTimeline(path).writes()
     assert "compaction" in done["actions"] and done["after"]["pending_log_files"] == 0
     assert done["after"]["base_files"] > done["before"]["base_files"]
@@ -95,56 +110,59 @@ def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
     assert done["actions"]["archive"]["commits"] >= 2
     assert [i.completed for i in after if i.completed < needed] == [
         c for c in consumed if c < needed][-1:]  # one older than it: Hudi keeps one more
+    return str(needed)
 
-    _run(env, both)  # the consumer reads on from its position: every change once
-    log = _log(env, tmp_path, lake_db)
-    assert len(log) == len(set(log))
-    expected = {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
-    assert _fold(log) == expected
+
+def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    case = _case(tmp_path, mariadb, "hm")
+    both, target = case.pipeline("both"), case.pipeline("target")
+    _run(case.env, target)  # the snapshot: 6 commits of 5 rows
+    _run(case.env, both)  # the consumer reads them all: its position is the newest commit
+    consumed = [i.completed for i in HudiTimeline(case.path).writes()]
+    assert len(consumed) >= 6
+    for round_ in range(3):  # upserts the consumer has not read: log files
+        _change(mariadb, case.items, round_)
+        _run(case.env, target)
+
+    dry = _maintain(case.env, case.table, "--dry-run")
+    before = [(i.completed, i.action) for i in HudiTimeline(case.path).instants()]
+    assert dry["before"]["pending_log_files"] > 0
+    assert dry["actions"]["compaction"]["log_files"] == dry["before"]["pending_log_files"]
+    assert [(i.completed, i.action) for i in HudiTimeline(case.path).instants()] == before
+    needed = _first_pass_kept_the_consumers_commit(
+        _maintain(case.env, case.table), consumed, case.path)
+    _run(case.env, both)  # the consumer reads on from its position: every change once
+    _logged_once(case, mariadb)
 
     for round_ in (3, 4):  # two consumer batches after the compaction (its newest marker
-        _change(mariadb, items, round_)  # starts and ends after it): nothing needs the
-        _run(env, both)  # file slices before the compaction any more
-    again = _maintain(env, table)
+        _change(mariadb, case.items, round_)  # starts and ends after it): nothing needs
+        _run(case.env, both)  # the file slices before the compaction any more
+    again = _maintain(case.env, case.table)
     assert again["actions"]["clean"]["files"] > 0
     # a compaction removes no file; the clean removed the old slices' log files
     assert again["after"]["log_files"] < again["before"]["log_files"]
-    assert needed not in {i.completed for i in HudiTimeline(path).writes()}
-    expected = {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
-    assert _fold(_log(env, tmp_path, lake_db)) == expected
+    assert needed not in {i.completed for i in HudiTimeline(case.path).writes()}
+    _logged_once(case, mariadb)
 
 
-def test_a_continuous_run_maintains_its_hudi_target_beside_the_flows(
-        tmp_path: Path, mariadb: MariaDBInfo) -> None:
-    """The run's own schedule compacts and archives the Hudi target while the CDC flow
-    writes it and the consumer streams it (the pass holds the table's write lock), and
-    `icetide maintain` from another process yields to the run; the consumer still logs
-    every change once."""
-    db, lake_db = helpers.create_database(mariadb, "hs"), helpers.unique("hudisc")
-    items = helpers.create_items(mariadb, db, 30)
-    both = helpers.write_pipeline(tmp_path / "both", mariadb, lake_db,
-                                  FLOWS.format(db=db, lake_db=lake_db), chunk_size=5,
-                                  max_records=5, trigger="1s")
-    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
-           "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
-           "ICETIDE_SPARK__HUDI": "true", "ICETIDE_MAINTENANCE__INTERVAL": "5",
-           "ICETIDE_MAINTENANCE__SNAPSHOT_RETENTION": "0",
-           "ICETIDE_MAINTENANCE__RETAIN_LAST": "1"}
-    path = f"{load_settings(None, environ=env).warehouse}/{lake_db}.db/items"
-    out = tmp_path / "run.log"
+def _run_until_maintained(case: _Case, mariadb: MariaDBInfo, out: Path) -> None:
+    """``icetide run`` (continuous) while MariaDB changes, until its schedule compacted
+    and archived the Hudi target; meanwhile ``icetide maintain`` from another process
+    yields to it (Hudi's services run beside its one writer); then SIGTERM."""
     with out.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "icetide.cli", "run", str(both)],
-                                env=env, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, "-m", "icetide.cli", "run",
+                                 str(case.tmp / "both")],
+                                env=case.env, stdout=sink, stderr=subprocess.STDOUT)
     try:
         deadline, round_ = time.monotonic() + 900, 0
         while not _maintained(out.read_text(errors="replace"), "compaction", "archive"):
             assert proc.poll() is None, out.read_text()[-3000:]
             assert time.monotonic() < deadline, out.read_text()[-3000:]
-            _change(mariadb, items, round_)  # the flows keep committing meanwhile
+            _change(mariadb, case.items, round_)  # the flows keep committing meanwhile
             round_ += 1
             time.sleep(4)
-        # another process yields to the run: Hudi's services run beside its one writer
-        beside = _maintain(env, f"{lake_db}.items")
+        beside = _maintain(case.env, case.table)
         assert beside["actions"] == {}
         assert "writes lake." in beside["skipped"]["hudi services"]
         assert "in another process" in beside["skipped"]["hudi services"]
@@ -153,11 +171,20 @@ def test_a_continuous_run_maintains_its_hudi_target_beside_the_flows(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert "commit" in {i.action for i in HudiTimeline(path).writes()}  # a compaction
-    _run(env, both)  # the last changes, if the run stopped before reading them
-    log = _log(env, tmp_path, lake_db)
-    assert len(log) == len(set(log))
-    assert _fold(log) == {r[:4] for r in helpers.mysql_rows(mariadb, items, COLS[:4])}
+
+
+def test_a_continuous_run_maintains_its_hudi_target_beside_the_flows(
+        tmp_path: Path, mariadb: MariaDBInfo) -> None:
+    """The run's own schedule compacts and archives the Hudi target while the CDC flow
+    writes it and the consumer streams it (the pass holds the table's write lock), and
+    `icetide maintain` from another process yields to the run; the consumer still logs
+    every change once."""
+    case = _case(tmp_path, mariadb, "hs", ICETIDE_MAINTENANCE__INTERVAL="5")
+    both = case.pipeline("both", trigger="1s")
+    _run_until_maintained(case, mariadb, tmp_path / "run.log")
+    assert "commit" in {i.action for i in HudiTimeline(case.path).writes()}  # a compaction
+    _run(case.env, both)  # the last changes, if the run stopped before reading them
+    _logged_once(case, mariadb)
 
 
 def _maintained(text: str, *steps: str) -> bool:
