@@ -147,9 +147,10 @@ def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
 
 
 def _run_until_maintained(case: _Case, mariadb: MariaDBInfo, out: Path) -> None:
-    """``icetide run`` (continuous) while MariaDB changes, until its schedule compacted
-    and archived the Hudi target; meanwhile ``icetide maintain`` from another process
-    yields to it (Hudi's services run beside its one writer); then SIGTERM."""
+    """``icetide run`` (continuous) while MariaDB changes (three rounds), until its
+    schedule compacted and archived the Hudi target; meanwhile ``icetide maintain`` from
+    another process yields to it (Hudi's services run beside its one writer); then
+    SIGTERM."""
     with out.open("wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "icetide.cli", "run",
                                  str(case.tmp / "both")],
@@ -159,8 +160,9 @@ def _run_until_maintained(case: _Case, mariadb: MariaDBInfo, out: Path) -> None:
         while not _maintained(out.read_text(errors="replace"), "compaction", "archive"):
             assert proc.poll() is None, out.read_text()[-3000:]
             assert time.monotonic() < deadline, out.read_text()[-3000:]
-            _change(mariadb, case.items, round_)  # the flows keep committing meanwhile
-            round_ += 1
+            if round_ < 3:  # log files to compact; then the flow goes idle: the
+                _change(mariadb, case.items, round_)  # schedule skips a table whose
+            round_ += 1  # writer is in a batch, so a writer always behind starves it
             time.sleep(4)
         beside = _maintain(case.env, case.table)
         assert beside["actions"] == {}
