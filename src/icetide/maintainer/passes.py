@@ -99,8 +99,11 @@ class Maintainer:
         ident = self.qualify(table)
         found = hudi.find(self.spark, ident)
         if found is not None:
+            # the flows' positions read anew: Hudi keeps commits by count from them, and a
+            # position cached before its consumer moved on may be archived already
             return HudiMaintainer(self.spark, self.settings, self.base, dry_run=self.dry_run,
-                                  marks=self.marks, elsewhere=self.elsewhere).run(found)
+                                  marks=lambda: self.marks(refresh=True),
+                                  elsewhere=self.elsewhere).run(found)
         began = time.monotonic()
         jtable = load_table(self.spark, ident)
         policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)

@@ -63,9 +63,14 @@ class _Case:
     info: MariaDBInfo
     db: str
     lake_db: str
-    env: dict[str, str]
+    settings: dict[str, str]  # ICETIDE_* of every command
     items: str  # the MariaDB table, db.items
     table: str  # the Hudi target, lake_db.items
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The commands' environment (read now: a pipeline puts its password there)."""
+        return {**os.environ, **self.settings}
 
     @property
     def path(self) -> str:
@@ -80,7 +85,7 @@ class _Case:
 
 def _case(tmp_path: Path, mariadb: MariaDBInfo, prefix: str, **settings: str) -> _Case:
     db = helpers.create_database(mariadb, prefix)
-    env = {**os.environ, "ICETIDE_HOME": str(tmp_path / "home"),
+    env = {"ICETIDE_HOME": str(tmp_path / "home"),
            "ICETIDE_SPARK__MASTER": "local[2]", "ICETIDE_SPARK__DRIVER_MEMORY": "1g",
            "ICETIDE_SPARK__HUDI": "true", "ICETIDE_MAINTENANCE__SNAPSHOT_RETENTION": "0",
            "ICETIDE_MAINTENANCE__RETAIN_LAST": "1", **settings}
