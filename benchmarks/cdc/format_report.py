@@ -57,10 +57,18 @@ def _positive(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Tick:
-    """One writer transaction: when it committed (epoch ms) and the binlog end after it."""
+    """One writer transaction: when it committed (epoch ms), the binlog end after it, and
+    the rows it updated."""
 
     at_ms: int
     end: Coordinate
+    rows: int = 1
+
+
+def achieved(ticks: Sequence[Tick], seconds: float) -> float:
+    """Rows/s the writer reached over its ``seconds`` (below the asked rate when a
+    transaction took longer than its turn)."""
+    return sum(t.rows for t in ticks) / seconds if seconds > 0 else math.nan
 
 
 @dataclass(frozen=True)
@@ -108,14 +116,17 @@ def apply_rows(changes: int, results: Mapping[str, Mapping[str, float]]) -> str:
 
 
 def freshness_rows(results: Mapping[str, Mapping[str, Sequence[int]]],
-                   ticks: Mapping[str, Mapping[str, int]]) -> str:
-    """Report rows of the freshness measurement: p50 / p99 / max per format and rate."""
+                   ticks: Mapping[str, Mapping[str, tuple[int, float]]]) -> str:
+    """Report rows of the freshness measurement: p50 / p99 / max per format and rate;
+    ``ticks``: the writes and the rows/s reached per format and rate."""
     out = ""
     for name, by_rate in results.items():
         for rate, values in by_rate.items():
-            missed = ticks[name][rate] - len(values)
-            late = f", {missed} of {ticks[name][rate]} not committed in the window" * (missed > 0)
+            writes, reached = ticks[name][rate]
+            late = f", {writes - len(values)} not committed in the window" * (
+                writes > len(values))
             p50, p99, top = (percentile(values, q) / 1000 for q in (50, 99, 100))
             out += (f"| {LABELS[name]}: freshness at {rate} changes/s | p50 {p50:.2f}s, "
-                    f"p99 {p99:.2f}s, max {top:.2f}s ({len(values)} writes{late}) |\n")
+                    f"p99 {p99:.2f}s, max {top:.2f}s ({writes} writes, {reached:,.1f} "
+                    f"rows/s reached{late}) |\n")
     return out

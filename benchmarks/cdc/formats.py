@@ -36,6 +36,7 @@ from benchmarks.cdc.format_report import (
     FORMATS,
     LakeCommit,
     Tick,
+    achieved,
     apply_rows,
     freshness_ms,
     freshness_rows,
@@ -176,7 +177,8 @@ def _write(info: MariaDBInfo, rate: float, seconds: float, rows: int) -> list[Ti
             cur.execute("SHOW MASTER STATUS")
             row = cur.fetchone()
             assert row is not None, "the binary log is off"
-            ticks.append(Tick(int(time.time() * 1000), (file_seq(str(row[0])), int(row[1]))))
+            ticks.append(Tick(int(time.time() * 1000), (file_seq(str(row[0])), int(row[1])),
+                              last - at + 1))
             at = 1 if last >= rows else last + 1
             time.sleep(max(0.0, now + every - time.monotonic()))
     conn.close()
@@ -194,8 +196,10 @@ def _committed(spark: Any, settings: Settings, name: str, tick: Tick, wait: floa
 
 
 def measure_freshness(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path, name: str,
-                      rate: float, seconds: float, rows: int) -> tuple[list[int], int]:
-    """Step 3 for one format and rate: the writes' freshness (ms) and how many writes.
+                      rate: float, seconds: float, rows: int
+                      ) -> tuple[list[int], tuple[int, float]]:
+    """Step 3 for one format and rate: the writes' freshness (ms), how many writes and
+    the rows/s they reached.
     The window starts once the run has committed a first write (its start not measured)."""
     from icetide.engine.run import PipelineRun
     from icetide.pipelines import load_pipeline
@@ -210,7 +214,8 @@ def measure_freshness(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Pa
         _committed(spark, settings, name, ticks[-1], max(30.0, seconds))  # catch up, bounded
         stop.set()
         worker.join(timeout=300)
-    return freshness_ms(ticks, lake_commits(spark, settings, name)), len(ticks)
+    return (freshness_ms(ticks, lake_commits(spark, settings, name)),
+            (len(ticks), achieved(ticks, seconds)))
 
 
 def rates_of(text: str, applied: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -226,7 +231,7 @@ def run(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path,
     names = parse_formats(a.formats)
     applied = measure_apply(spark, settings, info, tmp, a, names)
     fresh: dict[str, dict[str, list[int]]] = {n: {} for n in names}
-    writes: dict[str, dict[str, int]] = {n: {} for n in names}
+    writes: dict[str, dict[str, tuple[int, float]]] = {n: {} for n in names}
     for label, rate in rates_of(a.rates, applied).items():
         for name in names:
             fresh[name][label], writes[name][label] = measure_freshness(

@@ -10,6 +10,7 @@ from benchmarks.cdc.__main__ import _args
 from benchmarks.cdc.format_report import (
     LakeCommit,
     Tick,
+    achieved,
     apply_rows,
     cpu_per_million,
     freshness_ms,
@@ -73,7 +74,9 @@ def test_percentiles_cpu_and_report_rows() -> None:
                                          "snapshot_rps": 1234.0}})
     assert row == ("| Hudi merge-on-read upsert: apply of 1,000 updates | 2,500 rows/s (0.4s, "
                    "1 batch(es)), 900 CPU-s per 1 M changes; snapshot 1,234 rows/s |\n")
-    fresh = freshness_rows({"iceberg": {"2": [1000, 3000, 2000]}}, {"iceberg": {"2": 4}})
+    fresh = freshness_rows({"iceberg": {"2": [1000, 3000, 2000]}},
+                           {"iceberg": {"2": (4, 1.95)}})
     assert fresh == ("| Iceberg MERGE (merge-on-read deletes): freshness at 2 changes/s | "
-                     "p50 2.00s, p99 3.00s, max 3.00s (3 writes, 1 of 4 not committed in the "
-                     "window) |\n")
+                     "p50 2.00s, p99 3.00s, max 3.00s (4 writes, 1.9 rows/s reached, 1 not "
+                     "committed in the window) |\n")
+    assert achieved([Tick(0, (1, 1), 2000), Tick(100, (1, 2), 1500)], 0.5) == 7000.0
