@@ -33,14 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cdc import merge
+from benchmarks.cdc import formats, merge, shop
+from benchmarks.cdc.format_report import FORMATS, parse_formats, parse_rates
 from benchmarks.report import append_section
 from icetide.config import CatalogConfig, Settings, SparkConfig
 from icetide.devkit.embedded.mariadb import EmbeddedMariaDB, MariaDBInfo
 from icetide.runtime.metastore.service import stop_metastore
 
-ITEMS = ("CREATE TABLE `{db}`.items (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NOT NULL, "
-         "qty INT, price DECIMAL(10,4), updated TIMESTAMP NULL, note VARCHAR(100))")
 FLOWS = '''
 from icetide import pipelines as dp
 from icetide.sources import mysql
@@ -60,84 +59,16 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                    help="target sizes for the MERGE measurement, comma-separated")
     p.add_argument("--merge-only", action="store_true", help="only the MERGE measurement")
     p.add_argument("--driver-memory", default="4g")
+    p.add_argument("--formats", default="",
+                   help="instead: CDC apply and freshness into these table formats, "
+                        f"comma-separated ({', '.join(FORMATS)}; formats.py)")
+    p.add_argument("--rates", default="2,snapshot",
+                   help="--formats: changes/s of the freshness runs ('snapshot': the "
+                        "slowest snapshot's rows/s)")
+    p.add_argument("--freshness-seconds", type=float, default=60.0,
+                   help="--formats: seconds of writes per freshness run")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     return p.parse_args(argv)
-
-
-def _fill(info: MariaDBInfo, db: str, rows: int) -> None:
-    conn = info.connect()
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE `{db}`")
-        cur.execute(ITEMS.format(db=db))
-        for at in range(1, rows + 1, 10_000):
-            data = [(i, f"item{i}", i % 17, f"{i / 7:.4f}", f"note {i}")
-                    for i in range(at, min(at + 10_000, rows + 1))]
-            cur.executemany(f"INSERT INTO `{db}`.items VALUES (%s, %s, %s, %s, NOW(), %s)", data)
-    conn.close()
-
-
-def _pipeline(folder: Path, info: MariaDBInfo, db: str) -> Path:
-    folder.mkdir(parents=True)
-    os.environ["ICETIDE_BENCH_SHOP_PASSWORD"] = info.cdc_password  # secrets: environment only
-    (folder / "icetide-pipeline.yml").write_text(
-        "name: bench_cdc\ncatalog: lake\ndatabase: bench_cdc\nsources:\n"
-        f"  shop: {{type: mysql, host: {info.host}, port: {info.port}, user: {info.cdc_user}, "
-        "password_env: ICETIDE_BENCH_SHOP_PASSWORD, chunk_size: 20000, max_records: 250000}\n")
-    (folder / "flows.py").write_text(FLOWS.format(db=db))
-    return folder
-
-
-def _run_once(spark: Any, settings: Settings, folder: Path) -> tuple[float, int, int]:
-    """Seconds, batches and rows of one ``--once`` run of the pipeline."""
-    from icetide.engine.run import PipelineRun
-    from icetide.pipelines import load_pipeline
-
-    with PipelineRun(spark, settings, load_pipeline(folder)) as run:
-        began = time.perf_counter()
-        done = run.run_once()
-        took = time.perf_counter() - began
-    results = [r for flow in done.values() for r in flow]
-    return took, len(results), sum(r.rows for r in results)
-
-
-CHECKSUM = ("SELECT count(*), sum(qty), sum(crc32(concat_ws('|', CAST(id AS {s}), name, "
-            "CAST(qty AS {s}), CAST(price AS {s})))) FROM {t}")
-
-
-def _verify(spark: Any, info: MariaDBInfo, db: str, when: str) -> tuple[int, int, int]:
-    """The lake table equals the MariaDB table (count, sum(qty), CRC32 of every row)."""
-    conn = info.connect()
-    with conn.cursor() as cur:
-        cur.execute(CHECKSUM.format(s="CHAR", t=f"`{db}`.items"))
-        row = cur.fetchone()
-    conn.close()
-    assert row is not None
-    upstream = tuple(int(v or 0) for v in row)
-    lake = tuple(int(v or 0) for v in spark.sql(
-        CHECKSUM.format(s="STRING", t="lake.bench_cdc.items")).first())
-    if lake != upstream:
-        raise SystemExit(f"after the {when}: lake (count, sum(qty), crc) = {lake} but MariaDB "
-                         f"has {upstream}: the pipeline did not apply the changes")
-    return lake  # type: ignore[return-value]
-
-
-def _update(info: MariaDBInfo, db: str, updates: int) -> None:
-    conn = info.connect()
-    with conn.cursor() as cur:
-        for at in range(1, updates + 1, 1000):
-            cur.execute(f"UPDATE `{db}`.items SET qty = qty + 1, updated = NOW() "
-                        "WHERE id BETWEEN %s AND %s", (at, min(at + 999, updates)))
-    conn.close()
-
-
-def _position(info: MariaDBInfo) -> tuple[str, int]:
-    conn = info.connect("cdc")
-    with conn.cursor() as cur:
-        cur.execute("SHOW MASTER STATUS")
-        row = cur.fetchone()
-    conn.close()
-    assert row is not None, "the binary log is off"
-    return str(row[0]), int(row[1])
 
 
 def _raw_decode(info: MariaDBInfo, start: tuple[str, int], end: tuple[str, int]) -> float:
@@ -163,16 +94,16 @@ def _raw_decode(info: MariaDBInfo, start: tuple[str, int], end: tuple[str, int])
 def _measure(spark: Any, settings: Settings, info: MariaDBInfo, tmp: Path,
              a: argparse.Namespace) -> dict[str, float]:
     db = "bench_shop"
-    _fill(info, db, a.rows)
-    folder = _pipeline(tmp / "pipeline", info, db)
-    snapshot, snap_batches, snap_rows = _run_once(spark, settings, folder)
-    count, _, _ = _verify(spark, info, db, "snapshot")
-    start = _position(info)
-    _update(info, db, a.updates)
-    end = _position(info)
+    shop.fill(info, db, a.rows)
+    folder = shop.pipeline(tmp / "pipeline", info, FLOWS.format(db=db))
+    snapshot, snap_batches, snap_rows = shop.run_once(spark, settings, folder)
+    count, _, _ = shop.verify(spark, info, db, "snapshot")
+    start = shop.position(info)
+    shop.update(info, db, a.updates)
+    end = shop.position(info)
     raw = _raw_decode(info, start, end)
-    apply, batches, rows = _run_once(spark, settings, folder)
-    _verify(spark, info, db, "binlog apply")
+    apply, batches, rows = shop.run_once(spark, settings, folder)
+    shop.verify(spark, info, db, "binlog apply")
     if rows != a.updates or count != a.rows:
         raise SystemExit(f"apply run committed {rows} rows in {batches} batches, expected "
                          f"{a.updates} (snapshot: {count} rows, expected {a.rows})")
@@ -217,11 +148,40 @@ def _report(a: argparse.Namespace, r: dict[str, float], load: tuple[float, float
 {'' if a.merge_only else _cdc_rows(a, r)}{_merge_rows(a, r)}"""
 
 
+def _formats(a: argparse.Namespace, load_start: float) -> None:
+    """``--formats``: the comparison of table formats (formats.py), in a session with Hudi."""
+    from icetide.runtime.session import get_spark
+
+    parse_formats(a.formats)  # a bad value is refused before anything starts
+    parse_rates(a.rates)
+    with tempfile.TemporaryDirectory(prefix="icetide-bench-cdc-") as tmp_name:
+        tmp = Path(tmp_name)
+        settings = Settings(home=tmp / "home", catalog=CatalogConfig(),
+                            spark=SparkConfig(driver_memory=a.driver_memory, hudi=True))
+        spark = get_spark(settings)
+        try:
+            with EmbeddedMariaDB(tmp / "mariadb") as info:
+                rows = formats.run(spark, settings, info, tmp, a)
+        finally:  # the home's catalog service, started by Spark
+            stop_metastore(settings)
+    body = (f"Command: `python -m benchmarks.cdc --formats {a.formats} --rows {a.rows} "
+            f"--updates {a.updates} --rates {a.rates} --freshness-seconds "
+            f"{a.freshness_seconds:g}` (1-minute load average {load_start:.1f} at start, "
+            f"{os.getloadavg()[0]:.1f} at end)\n\n| measurement | result |\n|---|---|\n{rows}")
+    print(body)
+    if not a.no_doc:
+        title = "CDC by table format (benchmarks/cdc --formats)"
+        print(f"written to {append_section(title, body)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     from icetide.runtime.session import get_spark
 
     a = _args(argv)
     load_start = os.getloadavg()[0]
+    if a.formats:
+        _formats(a, load_start)
+        return
     with tempfile.TemporaryDirectory(prefix="icetide-bench-cdc-") as tmp_name:
         tmp = Path(tmp_name)
         settings = Settings(home=tmp / "home", spark=SparkConfig(driver_memory=a.driver_memory),

@@ -49,13 +49,19 @@ def describe_service(settings: Settings) -> CatalogService:
                           log=str(MetastorePaths.of(settings).log))
 
 
+#: What ``icetide catalog`` says of a glue catalog: no service of icetide's to run.
+GLUE_NOTE = ("AWS Glue is the catalog service (configuration only, untested here: "
+             "docs/catalogs.md); icetide runs no metastore beside it")
+
+
 def _need_embedded(settings: Settings, verb: str) -> None:
     if not service.embedded(settings):
+        glue = f" ({GLUE_NOTE})" if settings.catalog.type == "glue" else ""
         raise ConfigError(
             f"catalog.type is {settings.catalog.type!r}"
             f"{' with uri ' + repr(settings.catalog.uri) if settings.catalog.uri else ''}: "
-            f"there is no icetide metastore to {verb}; set catalog.type: hive without a uri "
-            "(ICETIDE_CATALOG__TYPE=hive) to use the embedded one")
+            f"there is no icetide metastore to {verb}{glue}; set catalog.type: hive without "
+            "a uri (ICETIDE_CATALOG__TYPE=hive) to use the embedded one")
 
 
 def start_service(settings: Settings) -> CatalogService:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from icetide.flows.loop import BatchResult
     from icetide.lake.hudi_timeline import HudiTimeline
     from icetide.lake.table_state import TableState
-    from icetide.maintainer import MaintenanceReport
+    from icetide.maintainer import AnyReport
     from icetide.pipelines.dryrun import DryRunReport
     from icetide.pipelines.graph import PipelineGraph
     from icetide.query.catalog_info import TableDescription, TableSummary
@@ -112,7 +112,7 @@ class Context:
     def run(self, *, once: bool = False, flows: Sequence[str] = (),
             trigger_interval: float | None = None, stop: threading.Event | None = None,
             on_batch: Callable[[BatchResult], None] | None = None,
-            on_maintained: Callable[[MaintenanceReport], None] | None = None,
+            on_maintained: Callable[[AnyReport], None] | None = None,
             ) -> dict[str, list[BatchResult]]:
         """``once``: everything available now, then return the batches per flow.
         Else continuously until ``stop`` is set (returns nothing per flow), maintaining
@@ -251,8 +251,8 @@ class Context:
         return run_sql(self.spark, statement, limit)
 
     def maintain(self, tables: Sequence[str] = (), *, dry_run: bool = False,
-                 progress: Callable[[MaintenanceReport], None] | None = None,
-                 ) -> list[MaintenanceReport]:
+                 progress: Callable[[AnyReport], None] | None = None,
+                 ) -> list[AnyReport]:
         """One maintenance pass over ``tables`` (default: the pipeline's tables when the
         context has a pipeline, else every table of the catalog); ``dry_run`` changes
         nothing and says what a pass would do."""
@@ -263,8 +263,11 @@ class Context:
             from icetide.engine.maintenance_schedule import run_policy
 
             policy = run_policy(self.settings.maintenance, self.graph.spec.defaults)
-        maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy)
-        chosen = list(tables) or self._maintained_tables() or maintainer.tables()
+        self._check_hudi_maintained(tables)
+        maintainer = Maintainer(self.spark, self.settings, dry_run=dry_run, policy=policy,
+                                elsewhere=self._lease_held)
+        chosen = list(tables) or self._maintained_tables() or [
+            *maintainer.tables(), *(sorted(self.hudi_tables()) if self.settings.spark.hudi else [])]
         reports = []
         for table in chosen:
             report = maintainer.run(table)
@@ -272,6 +275,29 @@ class Context:
                 progress(report)
             reports.append(report)
         return reports
+
+    def _check_hudi_maintained(self, tables: Sequence[str]) -> None:
+        """Refuse to maintain a Hudi table in a session without Hudi, naming the setting."""
+        if self.settings.spark.hudi:
+            return
+        named = set(tables) or set(self._maintained_tables())
+        if self.pipeline_dir is not None:
+            hudi = {n for n, t in self.graph.tables.items() if t.format == "hudi"}
+        else:
+            hudi = set(self.hudi_tables()) if named else set()
+        found = sorted(named & hudi)
+        if found:
+            from icetide.errors import ConfigError
+
+            raise ConfigError(
+                f"{found[0]} is a Hudi table: its compaction, cleaning and archival run on "
+                "Spark with Hudi: set spark.hudi: true (ICETIDE_SPARK__HUDI=true)")
+
+    def _lease_held(self, ident: str, flow: str) -> bool:
+        """Whether a process (this one included) runs ``flow`` writing ``ident`` now."""
+        from icetide.runtime.leases import lease_key, leases_for
+
+        return leases_for(self.settings).held(lease_key(ident, flow))
 
     def _maintained_tables(self) -> list[str]:
         if self.pipeline_dir is None:

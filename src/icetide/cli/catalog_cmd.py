@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from icetide.app.catalog import CatalogService
+from icetide.app.catalog import GLUE_NOTE, CatalogService
 from icetide.cli.options import config_option, context_from, text_or_json
 from icetide.runtime.catalog_migrate import Migrated
 
@@ -19,6 +19,9 @@ def _show(svc: CatalogService, fmt: str) -> None:
         return
     state = "running" if svc.running else "stopped"
     where = f" (pid {svc.pid}, log {svc.log})" if svc.pid else ""
+    if svc.type == "glue":
+        click.echo(f"catalog {svc.name!r}: glue, warehouse {svc.warehouse}: {GLUE_NOTE}")
+        return
     click.echo(f"catalog {svc.name!r}: {svc.type} at {svc.uri or svc.warehouse}, {state}{where}")
     if svc.embedded and svc.running:
         click.echo(f"  Spark:     spark.sql.catalog.{svc.name}.type=hive, "

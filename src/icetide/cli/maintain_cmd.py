@@ -9,7 +9,7 @@ import click
 
 from icetide.cli.options import config_option, context_from
 from icetide.cli.query_cmds import cli_errors, emit
-from icetide.maintainer import MaintenanceReport
+from icetide.maintainer import HudiMaintenanceReport, MaintenanceReport
 from icetide.tables.procedures import procedures_help
 
 
@@ -38,6 +38,23 @@ def _row(r: MaintenanceReport) -> tuple[object, ...]:
     )
 
 
+def _hudi_row(r: HudiMaintenanceReport) -> tuple[object, ...]:
+    after, done = r.after, r.actions
+    kept = {**(done.clean.kept_for_consumers if done.clean is not None else {}),
+            **(done.archive.kept_for_flows if done.archive is not None else {})}
+    return (
+        r.table, ", ".join(done.done()) or "-",
+        _change(r.before.pending_log_files, after.pending_log_files if after else None,
+                r.dry_run),
+        done.clean.files if done.clean is not None else 0,
+        done.archive.commits if done.archive is not None else 0,
+        _change(r.before.commits, after.commits if after else None, r.dry_run),
+        "; ".join(f"{instant}: {who}" for instant, who in sorted(kept.items())),
+        "" if r.dry_run else _size(r.bytes_freed),
+        "; ".join(f"{k}: {v}" for k, v in r.skipped.items()),
+    )
+
+
 @click.command("maintain")
 @click.argument("tables", nargs=-1)
 @click.option("--pipeline", "pipeline_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -50,16 +67,26 @@ def maintain(tables: tuple[str, ...], pipeline_dir: Path | None, dry_run: bool, 
              config_path: Path | None) -> None:
     """One maintenance pass over TABLES (db.table; default: all): compaction, deletes
     applied, manifests, snapshot expiry that keeps what every consumer still needs,
-    orphan files past their safety age, the metadata cap (maintenance.* settings)."""
+    orphan files past their safety age, the metadata cap (maintenance.* settings). A Hudi
+    table (spark.hudi): compaction of its log files, cleaning and archival that keep every
+    commit a flow still reads."""
     with cli_errors():
         reports = context_from(config_path, pipeline_dir).maintain(tables, dry_run=dry_run)
     if fmt == "json":
         click.echo(json.dumps([r.to_dict() for r in reports], default=str, indent=2))
         return
-    columns = ["table", "would do" if dry_run else "done", "data files", "delete files",
-               "deletes rewritten", "snapshots expired", "orphans", "freed", "yielded"]
-    emit(columns, [_row(r) for r in reports], "table",
-         title="maintenance (dry run)" if dry_run else "maintenance")
+    title = "maintenance (dry run)" if dry_run else "maintenance"
+    iceberg = [r for r in reports if isinstance(r, MaintenanceReport)]
+    hudi = [r for r in reports if isinstance(r, HudiMaintenanceReport)]
+    if iceberg or not hudi:
+        columns = ["table", "would do" if dry_run else "done", "data files", "delete files",
+                   "deletes rewritten", "snapshots expired", "orphans", "freed", "yielded"]
+        emit(columns, [_row(r) for r in iceberg], "table", title=title)
+    if hudi:
+        columns = ["table", "would do" if dry_run else "done", "log files to compact",
+                   "files cleaned", "commits archived", "active commits", "kept for flows",
+                   "freed", "yielded"]
+        emit(columns, [_hudi_row(r) for r in hudi], "table", title=f"hudi {title}")
 
 
 @click.command("call", epilog="\b\n" + procedures_help())

@@ -13,7 +13,7 @@ import click
 from icetide.cli.options import conf_option, config_option, context_from
 from icetide.errors import listed
 from icetide.flows.loop import BatchResult
-from icetide.maintainer import MaintenanceReport
+from icetide.maintainer import AnyReport
 from icetide.runtime.interrupt import request_stop
 from icetide.runtime.startup import phase
 
@@ -38,7 +38,7 @@ def _print_batch(result: BatchResult) -> None:
     )
 
 
-def _print_maintained(report: MaintenanceReport) -> None:
+def _print_maintained(report: AnyReport) -> None:
     click.echo(f"{time.strftime('%H:%M:%S')} maintained {report.summary()}")
 
 

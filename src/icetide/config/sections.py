@@ -112,10 +112,11 @@ class SparkConfig(_Section):
 
 class CatalogConfig(_Section):
     """The shared Iceberg catalog: ``hive`` (without a ``uri``: icetide's own metastore, the
-    embedded default; with one: any Hive Metastore), ``hadoop``, ``jdbc`` or ``rest``."""
+    embedded default; with one: any Hive Metastore), ``hadoop``, ``jdbc``, ``rest`` or
+    ``glue`` (AWS Glue with an ``s3://`` warehouse: configuration only, untested here)."""
 
     name: str = "lake"
-    type: Literal["hadoop", "jdbc", "rest", "hive"] = "hive"
+    type: Literal["hadoop", "jdbc", "rest", "hive", "glue"] = "hive"
     warehouse: str | None = None  # default: <home>/warehouse
     uri: str | None = None  # jdbc:postgresql://..., http://rest, thrift://hms
     user: str | None = None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig
 from icetide.flows.loop import Flow
-from icetide.maintainer import Maintainer, MaintenanceReport
+from icetide.maintainer import AnyReport, Maintainer
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +60,7 @@ class MaintenanceSchedule:
 
     def __init__(self, spark: SparkSession, run: PipelineRun,
                  clock: Callable[[], float] = time.time, *,
-                 on_maintained: Callable[[MaintenanceReport], None] | None = None) -> None:
+                 on_maintained: Callable[[AnyReport], None] | None = None) -> None:
         self.spark = spark
         self.on_maintained = on_maintained
         base = run_policy(run.settings.maintenance, run.graph.spec.defaults)
@@ -85,7 +85,7 @@ class MaintenanceSchedule:
             return []
         return sorted((t for t, at in self._next.items() if at <= now), key=self._next.__getitem__)
 
-    def run(self, table: str) -> MaintenanceReport | None:
+    def run(self, table: str) -> AnyReport | None:
         """One pass on ``table``; a failure is logged (a pass never stops the run)."""
         self._next[table] = self._clock() + self._interval(table)
         try:

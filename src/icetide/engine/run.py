@@ -46,7 +46,7 @@ from icetide.sources.registry import build_sources
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from icetide.maintainer import MaintenanceReport
+    from icetide.maintainer import AnyReport
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class PipelineRun:
 
     def run_forever(self, stop: threading.Event,
                     on_batch: Callable[[BatchResult], None] | None = None, *,
-                    on_maintained: Callable[[MaintenanceReport], None] | None = None) -> None:
+                    on_maintained: Callable[[AnyReport], None] | None = None) -> None:
         """The selected flows as one DAG (:mod:`icetide.engine.scheduler`) until ``stop``
         is set; the first flow error stops them all. ``on_maintained``: after each
         maintenance pass of a table the run writes."""
@@ -257,7 +257,7 @@ class PipelineRun:
                 starter.join()
 
     def _start_flows(self, scheduler: DagScheduler, loops: list[FlowLoop],
-                     on_maintained: Callable[[MaintenanceReport], None] | None) -> None:
+                     on_maintained: Callable[[AnyReport], None] | None) -> None:
         """Each flow joins the running scheduler as soon as it is compiled (a restart's
         first batches do not wait for every flow's analysis); table maintenance once
         all are (never before the first batches)."""
@@ -274,7 +274,7 @@ class PipelineRun:
             scheduler.fail(exc)
 
     def _maintenance_schedule(
-            self, on_maintained: Callable[[MaintenanceReport], None] | None = None
+            self, on_maintained: Callable[[AnyReport], None] | None = None
     ) -> MaintenanceSchedule | None:
         """Maintenance of the tables this run writes (``maintenance.enabled``)."""
         if not self.settings.maintenance.enabled:

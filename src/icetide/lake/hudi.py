@@ -50,6 +50,9 @@ OP_COLUMN = "_op"
 MAX_COMMITS = 10_000
 KEYGEN = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 NO_PARTITION = "org.apache.hudi.hive.NonPartitionedExtractor"
+#: Hudi's table services after each commit, off: icetide's maintenance runs them.
+SERVICES_OFF = {"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false",
+                "hoodie.archive.automatic": "false"}
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ class HudiTable:
             # (sources/hudi.py); it is a table setting, taken when the table is created
             "hoodie.table.cdc.enabled": "true",
             "hoodie.table.cdc.supplemental.logging.mode": "DATA_BEFORE_AFTER",
+            # compaction, cleaning and archival run in icetide's maintenance
+            # (maintainer/hudi.py), which keeps what downstream flows still read; after
+            # each commit they would remove it by counts of their own
+            **SERVICES_OFF,
             **user,
         }
 
@@ -105,6 +112,14 @@ class HudiTable:
 _lock = threading.Lock()
 _tables: dict[str, HudiTable] = {}
 _synced: set[str] = set()
+_writing: dict[str, threading.Lock] = {}
+
+
+def write_lock(ident: str) -> threading.Lock:
+    """The lock a commit to ``ident`` and a maintenance pass over it hold in this process:
+    Hudi runs its table services beside ONE writer, not concurrently with its commits."""
+    with _lock:
+        return _writing.setdefault(ident, threading.Lock())
 
 
 def register(table: HudiTable) -> None:
@@ -154,7 +169,8 @@ def upsert(spark: SparkSession, df: DataFrame, table: HudiTable,
             .withColumn(ORDERING, F.lpad(F.col(table.ordering).cast("string"), 38, "0")))
     writer = rows.write.format("hudi").options(**table.options())
     writer.option(MARKER_KEY, json.dumps(dict(summary), sort_keys=True))
-    writer.mode("append").save(table.path)
+    with write_lock(table.ident):
+        writer.mode("append").save(table.path)
     if table.metastore is not None and table.ident not in _synced:
         sync_metastore(spark, table)  # once a process: the schema does not change (yet)
         _synced.add(table.ident)
@@ -202,7 +218,11 @@ def read(spark: SparkSession, table: HudiTable, as_of: str | None = None) -> Dat
 
         return spark.createDataFrame([], ", ".join(f"{quote_ident(n)} {t}"
                                                    for n, t in table.columns))
-    reader = spark.read.format("hudi")
+    # no column-stats data skipping: Hudi plans it by persisting and unpersisting a
+    # Dataset, and an unpersist waits for Spark's cache lock, which the flow's batch cache
+    # holds while it waits for this read in a broadcast: the batch deadlocked
+    # (ColumnStatsIndexSupport.loadTransposed under CachedRDDBuilder.buildBuffers)
+    reader = spark.read.format("hudi").option("hoodie.enable.data.skipping", "false")
     if as_of is not None:
         reader = reader.option("as.of.instant", as_of)
     df = reader.load(table.path)

@@ -8,6 +8,7 @@ yields (the pass records it as skipped): the writer's commit always wins.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Tries of one step that conflicts with a writer before the pass yields it.
 CONFLICT_TRIES = 3
@@ -48,6 +50,28 @@ def retry_conflicts(step: str, fn: Callable[[], T], delay: float = 1.0) -> T:
                      give_up=lambda failure: Yielded(
                          f"{step}: gave way to concurrent writers {CONFLICT_TRIES} times"))
     return retry(fn)
+
+
+class Steps:
+    """Runs the steps of one pass: each one timed and logged; one that gave way to a
+    writer (:class:`Yielded`) is recorded as skipped, with why."""
+
+    def __init__(self, ident: str, dry_run: bool) -> None:
+        self.ident = ident
+        self.dry_run = dry_run
+        self.skipped: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+
+    def run(self, name: str, step: Callable[[], R | None]) -> R | None:
+        log.info("%s of %s: starting%s", name, self.ident, " (dry run)" * self.dry_run)
+        began = time.monotonic()
+        try:
+            return step()
+        except Yielded as exc:
+            self.skipped[name] = str(exc)
+            return None
+        finally:
+            self.seconds[name] = round(time.monotonic() - began, 3)
 
 
 def _call(spark: SparkSession, catalog: str, name: str, args: dict[str, object]

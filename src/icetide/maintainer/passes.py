@@ -7,6 +7,8 @@ Expiry never removes a snapshot a flow still needs (its newest marker on the tab
 a consumer's committed position on it — found by reading the newest markers of every
 table in the catalog), unless that consumer is further behind than ``max_consumer_lag``:
 it then stops with an error naming its full refresh, instead of skipping data.
+
+A Hudi table's pass is :mod:`icetide.maintainer.hudi`'s (compaction, clean, archive).
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from icetide.config import MaintenanceConfig, Settings
+from icetide.lake import hudi
 from icetide.lake.commit import load_table, read_metadata
 from icetide.lake.metadata import TableMetadata, metadata_of
 from icetide.maintainer import actions
+from icetide.maintainer.hudi import HudiMaintainer
 from icetide.maintainer.inspect import all_marks, catalog_tables, medium_bytes, table_stats
 from icetide.maintainer.report import (
+    AnyReport,
     Compaction,
     DeleteRewrite,
     Expiry,
@@ -53,15 +58,18 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-R = TypeVar("R")
 
 
 class Maintainer:
     """Maintenance passes on ``spark``'s catalog ``settings.catalog.name``."""
 
     def __init__(self, spark: SparkSession, settings: Settings, *, dry_run: bool = False,
-                 policy: MaintenanceConfig | None = None, catalog: str | None = None) -> None:
+                 policy: MaintenanceConfig | None = None, catalog: str | None = None,
+                 elsewhere: Callable[[str, str], bool] | None = None) -> None:
         self.spark = spark
+        #: ``(table, flow) → whether another process runs that flow``: a Hudi table's
+        #: pass yields to it (maintainer/hudi.py); ``None`` in the run's own process
+        self.elsewhere = elsewhere
         self.settings = settings
         self.catalog = catalog or settings.catalog.name
         self.dry_run = dry_run
@@ -81,16 +89,26 @@ class Maintainer:
         return self._marks
 
     def policy(self, ident: str) -> MaintenanceConfig:
+        """``ident``'s policy: the base with its table properties (a Hudi table: the base)."""
+        if hudi.find(self.spark, self.qualify(ident)) is not None:
+            return self.base
         return table_policy(self.base, read_metadata(self.spark, ident).properties)
 
-    def run(self, table: str, orphans: bool = True) -> MaintenanceReport:
-        """One pass over ``table``; ``orphans``: sweep orphan files too."""
+    def run(self, table: str, orphans: bool = True) -> AnyReport:
+        """One pass over ``table``; ``orphans``: sweep orphan files too (Iceberg)."""
         ident = self.qualify(table)
+        found = hudi.find(self.spark, ident)
+        if found is not None:
+            # the flows' positions read anew: Hudi keeps commits by count from them, and a
+            # position cached before its consumer moved on may be archived already
+            return HudiMaintainer(self.spark, self.settings, self.base, dry_run=self.dry_run,
+                                  marks=lambda: self.marks(refresh=True),
+                                  elsewhere=self.elsewhere).run(found)
         began = time.monotonic()
         jtable = load_table(self.spark, ident)
         policy = table_policy(self.base, metadata_of(self.spark, jtable).properties)
         before = table_stats(self.spark, jtable)
-        steps = _Steps(ident, self.dry_run)
+        steps = actions.Steps(ident, self.dry_run)
         results = StepResults(
             compaction=steps.run("compaction", lambda: self._compact(ident, policy, before)),
             deletes=steps.run("deletes", lambda: self._deletes(ident, policy, before)),
@@ -182,28 +200,6 @@ class Maintainer:
         for key, value in props.items():
             update = update.set(key, value)
         actions.retry_conflicts(f"recording maintenance of {ident}", update.commit)
-
-
-class _Steps:
-    """Runs the steps of one pass: each one timed and logged; one that gave way to a
-    writer (:class:`actions.Yielded`) is recorded as skipped, with why."""
-
-    def __init__(self, ident: str, dry_run: bool) -> None:
-        self.ident = ident
-        self.dry_run = dry_run
-        self.skipped: dict[str, str] = {}
-        self.seconds: dict[str, float] = {}
-
-    def run(self, name: str, step: Callable[[], R | None]) -> R | None:
-        log.info("%s of %s: starting%s", name, self.ident, " (dry run)" * self.dry_run)
-        began = time.monotonic()
-        try:
-            return step()
-        except actions.Yielded as exc:
-            self.skipped[name] = str(exc)
-            return None
-        finally:
-            self.seconds[name] = round(time.monotonic() - began, 3)
 
 
 def _last_pass(jtable: JavaObject) -> LastPass:

@@ -1,9 +1,9 @@
 """The one Iceberg catalog of a deployment, as Spark conf and as a JVM-free pyiceberg reader.
 
 Types: ``hadoop`` (a warehouse directory, the embedded default), ``jdbc`` (PostgreSQL; tested),
-``rest`` (config only: no REST server is installable here) and ``hive``: a metastore at
-``catalog.uri``, or without one icetide's own (:mod:`icetide.runtime.metastore`, started
-on first use by :func:`prepare_catalog`).
+``rest`` (tested against SeaweedFS's), ``hive``: a metastore at ``catalog.uri``, or without
+one icetide's own (:mod:`icetide.runtime.metastore`, started on first use by
+:func:`prepare_catalog`), and ``glue`` (AWS Glue: configuration only, no AWS here).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
 JDBC_PREFIX = "jdbc:postgresql://"
+GLUE_CATALOG = "org.apache.iceberg.aws.glue.GlueCatalog"
 # Storage-partitioned join: bucketed Iceberg tables joined without a shuffle.
 SPJ_CONF = {
     "spark.sql.sources.v2.bucketing.enabled": "true",
@@ -105,18 +106,38 @@ def _hive(settings: Settings) -> dict[str, str]:
     return conf
 
 
+def _glue(settings: Settings) -> dict[str, str]:
+    """AWS Glue through Iceberg's ``GlueCatalog`` (in ``iceberg-aws-bundle``, the jar of
+    S3FileIO): configured by ``catalog-impl``, not ``type`` (Iceberg refuses both). The
+    tables' files are on S3, the region is ``s3.region``, credentials the AWS chain's."""
+    cat = settings.catalog
+    if cat.uri:
+        raise ConfigError(
+            f"catalog.uri {cat.uri!r} means nothing for a glue catalog: Glue is found by the "
+            "region (s3.region) and the account of the credentials; remove it "
+            "(catalog.properties.glue.id names another account's catalog)")
+    if not on_s3(settings.warehouse):
+        raise ConfigError(
+            f"a glue catalog keeps no files: its tables need an s3:// warehouse, not "
+            f"{settings.warehouse!r}; set catalog.warehouse (ICETIDE_CATALOG__WAREHOUSE) to "
+            "e.g. 's3://my-bucket/lake'")
+    return {"catalog-impl": GLUE_CATALOG, "warehouse": settings.warehouse}
+
+
 _TYPE_PROPERTIES: dict[str, Callable[[Settings], dict[str, str]]] = {
     "hadoop": _hadoop,
     "jdbc": _jdbc,
     "rest": _rest,
     "hive": _hive,
+    "glue": _glue,
 }
 
 
 def catalog_properties(settings: Settings) -> dict[str, str]:
     """Iceberg catalog properties (without the ``spark.sql.catalog.<name>.`` prefix)."""
     cat = settings.catalog
-    props = {"type": cat.type, **_TYPE_PROPERTIES[cat.type](settings), "cache-enabled": "false",
+    kind = {} if cat.type == "glue" else {"type": cat.type}  # glue: catalog-impl instead
+    props = {**kind, **_TYPE_PROPERTIES[cat.type](settings), "cache-enabled": "false",
              **iceberg_properties(settings)}
     props.update(cat.properties)
     return props
@@ -198,7 +219,16 @@ def pyiceberg_catalog(settings: Settings) -> ReadCatalog:
                          "warehouse": settings.warehouse}
         )
     prepare_catalog(settings)
+    catalog: ReadCatalog = load_catalog(cat.name, **pyiceberg_properties(settings))
+    return catalog
+
+
+def pyiceberg_properties(settings: Settings) -> dict[str, str]:
+    """pyiceberg's properties of the catalog (``hive``, ``rest``, ``glue``): Spark's, but a
+    Glue catalog by ``type`` (pyiceberg's own, on boto3) instead of a Java class."""
     props = catalog_properties(settings)
     props.pop("cache-enabled", None)
-    catalog: ReadCatalog = load_catalog(cat.name, **props)
-    return catalog
+    if settings.catalog.type == "glue":
+        props.pop("catalog-impl", None)
+        props = {"type": "glue", "glue.region": settings.s3.region, **props}
+    return props

@@ -35,6 +35,13 @@ HOODIE_CATALOG = "org.apache.spark.sql.hudi.catalog.HoodieCatalog"
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 KRYO_REGISTRATOR = "org.apache.spark.HoodieSparkKryoRegistrar"
 SESSION_CATALOG = "spark_catalog"
+#: Why Hudi is refused beside a glue catalog (docs/catalogs.md, "glue").
+GLUE_REFUSED = (
+    "spark.hudi with catalog.type glue: icetide's Hudi tables would not be in the catalog. "
+    "Hudi syncs tables to Glue with org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool, which is "
+    "in org.apache.hudi:hudi-aws-bundle, not in the Spark bundle; that jar does not resolve "
+    "from Maven Central here for 1.2.0 (nor 1.1.0, 1.0.2, 0.15.0), and icetide syncs to a Hive "
+    "Metastore only. Keep Hudi targets on a hive catalog, or set spark.hudi: false")
 
 
 def hudi_conf(settings: Settings) -> dict[str, str]:
@@ -46,6 +53,8 @@ def hudi_conf(settings: Settings) -> dict[str, str]:
             f"catalog.name {SESSION_CATALOG!r} is the Spark catalog Hudi takes "
             "(HoodieCatalog) when spark.hudi is true: name the Iceberg catalog otherwise, "
             "e.g. catalog.name: lake, or set spark.hudi: false")
+    if settings.catalog.type == "glue":
+        raise ConfigError(GLUE_REFUSED)
     conf = {
         "spark.serializer": KRYO,
         "spark.kryo.registrator": KRYO_REGISTRATOR,

@@ -105,3 +105,20 @@ def create_items(info: MariaDBInfo, db: str, rows: int) -> str:
     return table
 
 
+
+
+
+def execute(info: MariaDBInfo, *statements: str) -> None:
+    """Run ``statements`` on MariaDB (autocommit), in order."""
+    conn = info.connect()
+    with conn.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+    conn.close()
+
+
+def create_database(info: MariaDBInfo, prefix: str) -> str:
+    """A new MariaDB database named ``<prefix>_<random>``; its name."""
+    db = unique(prefix)
+    execute(info, f"CREATE DATABASE {quote(db)}")
+    return db

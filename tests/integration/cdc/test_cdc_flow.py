@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from cdc_pipeline_helpers import dims_flows, lake_rows, mysql_rows, unique, write_pipeline
+from cdc_pipeline_helpers import execute as _sql
 from pyspark.sql import SparkSession
 
 from icetide.config import Settings
@@ -20,14 +21,6 @@ pytestmark = [pytest.mark.mariadb, pytest.mark.spark]
 
 PRODUCT_COLS = ["productId", "name", "description", "product_price", "update_time"]
 MEMBER_COLS = ["userid", "name", "show_params", "memberLevel", "update_time"]
-
-
-def _sql(info: MariaDBInfo, *statements: str) -> None:
-    conn = info.connect()
-    with conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)
-    conn.close()
 
 
 def test_seed_tables_land_with_types_and_follow_changes(

@@ -11,6 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from cdc_pipeline_helpers import execute as _sql
 from cdc_pipeline_helpers import lake_rows, mysql_rows, unique, write_pipeline
 from pyspark.sql import DataFrame, SparkSession
 
@@ -52,14 +53,6 @@ class CrashAfterSides(CdcSink):
                                                 props, sides_done)
         self.apply.pending = {}
         raise RuntimeError("killed between the side tables' and the anchor's commits")
-
-
-def _sql(info: MariaDBInfo, *statements: str) -> None:
-    conn = info.connect()
-    with conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)
-    conn.close()
 
 
 def test_many_tables_one_position(mariadb: MariaDBInfo, spark: SparkSession,

@@ -1,8 +1,10 @@
-"""``icetide maintain``'s table: one row per report, read from its typed step results."""
+"""``icetide maintain``'s tables: one row per report, read from its typed step results
+(Iceberg tables, Hudi tables)."""
 
 from __future__ import annotations
 
-from icetide.cli.maintain_cmd import _row
+from icetide.cli.maintain_cmd import _hudi_row, _row
+from icetide.maintainer import report as hr
 from icetide.maintainer.report import (
     DeleteRewrite,
     Expiry,
@@ -33,3 +35,20 @@ def test_a_dry_run_row_shows_the_plan_without_counts() -> None:
                                after=TableStats(data_files=9, delete_files=3),
                                actions=StepResults(deletes=DeleteRewrite(3)))
     assert _row(report) == ("lake.a.b", "deletes", "9", "3", "", 0, 0, "", "")
+
+
+def test_a_hudi_row_shows_compaction_clean_archive_and_the_commits_kept() -> None:
+    report = hr.HudiMaintenanceReport(
+        "lake.dim.users", False, hr.HudiStats(pending_log_files=6, commits=12, disk_bytes=4096),
+        after=hr.HudiStats(pending_log_files=0, commits=5, disk_bytes=2048),
+        actions=hr.HudiStepResults(
+            hr.HudiCompaction(6, 2, "20261128030200000"),
+            hr.HudiClean(3, "20261128030102000", 4, {"20261128030102003": "flow log"}),
+            hr.HudiArchive(8, 4, {"20261128030000111": "flow f"})))
+    assert _hudi_row(report) == (
+        "lake.dim.users", "compaction, clean, archive", "6 → 0", 4, 8, "12 → 5",
+        "20261128030000111: flow f; 20261128030102003: flow log", "2 KB", "")
+    dry = hr.HudiMaintenanceReport("lake.dim.users", True, hr.HudiStats(pending_log_files=6),
+                                skipped={"hudi services": "flow f runs elsewhere"})
+    assert _hudi_row(dry) == ("lake.dim.users", "-", "6", 0, 0, "0", "", "",
+                              "hudi services: flow f runs elsewhere")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from icetide.maintainer import report as hr
 from icetide.maintainer.report import (
     STEPS,
     Compaction,
@@ -53,8 +54,9 @@ def test_steps_done_in_pass_order() -> None:
 
 def test_json_keeps_each_steps_fields_with_icebergs_counts_beside_them() -> None:
     out = json.loads(json.dumps(_report().to_dict()))
-    assert list(out) == ["table", "dry_run", "before", "after", "actions", "skipped",
+    assert list(out) == ["table", "format", "dry_run", "before", "after", "actions", "skipped",
                          "seconds", "step_seconds", "bytes_freed"]
+    assert out["format"] == "iceberg"
     assert out["actions"] == {
         "compaction": {"strategy": "binpack", "sort_order": None, "files": "small only",
                        "files_before": 302, "deletes_applied": False,
@@ -80,3 +82,23 @@ def test_a_procedures_row_reads_by_column_name_and_writes_back_the_same_columns(
     assert counts.rewritten_delete_files_count == 4 and counts.rewritten_data_files_count is None
     assert counts.to_dict() == row
     assert RewriteCounts.of_row({}).to_dict() == {}
+
+
+def test_a_hudi_pass_summarizes_log_files_and_active_commits() -> None:
+    report = hr.HudiMaintenanceReport(
+        "lake.dim.users", False, hr.HudiStats(pending_log_files=12, commits=40, disk_bytes=900),
+        after=hr.HudiStats(pending_log_files=0, commits=9, disk_bytes=600),
+        actions=hr.HudiStepResults(compaction=hr.HudiCompaction(12, 3, "20261128030200000"),
+                                archive=hr.HudiArchive(31, 9, {"20261128030100000": "flow log"})),
+        seconds=4.2, step_seconds={"compaction": 3.0, "clean": 0.5, "archive": 0.7})
+    assert report.summary() == (
+        "lake.dim.users (hudi) in 4.2s (compaction 3.0s, archive 0.7s): log files to compact "
+        "12 → 0, active commits 40 → 9")
+    assert report.bytes_freed == 300
+    out = json.loads(json.dumps(report.to_dict()))
+    assert out["format"] == "hudi"
+    assert out["actions"] == {
+        "compaction": {"log_files": 12, "file_groups": 3, "instant": "20261128030200000"},
+        "archive": {"commits": 31, "keep": 9, "kept_for_flows": {"20261128030100000": "flow log"}}}
+    dry = hr.HudiStepResults(clean=hr.HudiClean(2, "20261128030000000", 5))
+    assert dry.done() == ("clean",)

@@ -15,7 +15,7 @@ from icetide.pipelines import GraphRegistry
 def test_a_hudi_cdc_target_keeps_its_format_and_hudi_options(registry: GraphRegistry) -> None:
     dp.create_streaming_table("db.t", primary_key=["id"], format="hudi",
                               table_properties={"hoodie.table.type": "COPY_ON_WRITE",
-                                                "hoodie.cleaner.commits.retained": "5"})
+                                                "hoodie.parquet.max.file.size": "1048576"})
     table = registry.tables["db.t"]
     assert table.format == "hudi"
     assert dict(table.table_properties)["hoodie.table.type"] == "COPY_ON_WRITE"
@@ -41,6 +41,13 @@ def test_a_hudi_cdc_target_keeps_its_format_and_hudi_options(registry: GraphRegi
          r"'MOR' is not a Hudi table type: write one of MERGE_ON_READ, COPY_ON_WRITE"),
         ({"primary_key": ["id"], "maintenance": {"min_input_files": 2}},
          "not a Hudi option"),
+        ({"primary_key": ["id"], "table_properties": {"hoodie.cleaner.commits.retained": "5"}},
+         r"cleaner\.commits\.retained is for Hudi's compaction, cleaning or archival.*"
+         r"maintenance\.snapshot_retention"),
+        ({"primary_key": ["id"], "table_properties": {"hoodie.compact.inline": "true"}},
+         "which icetide's maintenance runs"),
+        ({"primary_key": ["id"], "table_properties": {"hoodie.keep.min.commits": "30"}},
+         "which icetide's maintenance runs"),
     ],
 )
 def test_what_a_hudi_table_cannot_take_is_refused_at_its_declaration(
