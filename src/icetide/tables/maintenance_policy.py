@@ -25,13 +25,21 @@ PROPERTY_PREFIX = TableProperties.MAINTENANCE_PREFIX
 
 
 def table_policy(base: MaintenanceConfig, properties: Mapping[str, str]) -> MaintenanceConfig:
-    """``base`` with the table's ``icetide.maintenance.<key>`` properties applied."""
+    """``base`` with the table's ``icetide.maintenance.<key>`` properties applied;
+    ``enabled`` is refused, as a declaration's ``maintenance={'enabled': ...}`` is: a
+    table's own switch would be read by no pass."""
     over: dict[str, object] = {}
     for key, value in properties.items():
         if key.startswith(PROPERTY_PREFIX):
             over[key[len(PROPERTY_PREFIX):].replace("-", "_")] = value
     if not over:
         return base
+    if "enabled" in over:
+        raise MaintenanceError(
+            f"table property {PROPERTY_PREFIX}enabled={over['enabled']!r} is not applied: "
+            "maintenance is switched on or off for a whole run (maintenance.enabled in "
+            "icetide.yaml), not per table. Remove it: ALTER TABLE ... UNSET TBLPROPERTIES "
+            f"('{PROPERTY_PREFIX}enabled')")
     try:
         return MaintenanceConfig.model_validate({**base.model_dump(), **over})
     except ValidationError as exc:

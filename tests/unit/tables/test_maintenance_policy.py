@@ -40,6 +40,11 @@ def test_a_bad_table_property_names_itself() -> None:
         table_policy(BASE, {"icetide.maintenance.no-such": "1"})
 
 
+def test_a_per_table_switch_is_refused_not_ignored() -> None:
+    with pytest.raises(MaintenanceError, match=r"icetide\.maintenance\.enabled.*UNSET TBLPROPERTIES"):
+        table_policy(BASE, {"icetide.maintenance.enabled": "false"})
+
+
 def test_orphan_age_below_one_hour_is_refused_in_config() -> None:
     with pytest.raises(ConfigError, match=r"ORPHAN_AGE.*3600"):
         load_settings(None, environ={"ICETIDE_MAINTENANCE__ORPHAN_AGE": "60"})
