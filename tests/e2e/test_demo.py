@@ -163,7 +163,26 @@ def test_demo_warms_up_and_judges_freshness_over_its_measured_window(
             verdict["worst_s"], verdict["target_s"], verdict["warn_s"]), name
         assert f"  {name}: worst {verdict['worst_s']:.1f}s over {verdict['commits']} commits" \
             in output
+    _edits_come_before_the_window(demo_lake, catalog)
     _status_judges_the_last_minute(demo_lake)
+
+
+def _edits_come_before_the_window(demo_lake: DemoLake, catalog: ReadCatalog) -> None:
+    """The erase and the correction were committed at ODS in the edits' phase, which
+    ended when the window opened; their propagation is reported, not judged."""
+    report, output = demo_lake.report, demo_lake.output
+    phase, window = report["edits_phase"], report["window"]
+    assert phase is not None and phase["end_ms"] == window["start_ms"], phase
+    ods = catalog.load_table(("ods_behavior", "clickevent"))
+    edited = [s.timestamp_ms for s in ods.snapshots()
+              if s.summary is not None and s.summary.operation.value in ("delete", "overwrite")
+              and phase["start_ms"] - 1000 <= s.timestamp_ms]
+    assert len(edited) >= 2 and all(t <= phase["end_ms"] for t in edited), (edited, phase)
+    assert phase["settled"] is not None and "the edits' phase (before the measured window, " \
+        "not judged" in output
+    assert sorted(v["table"] for v in phase["freshness"]) == sorted(TARGETED)
+    names = list(report["phase_seconds"])
+    assert names.index("warming up") < names.index("editing") < names.index("running")
 
 
 def _status_judges_the_last_minute(demo_lake: DemoLake) -> None:

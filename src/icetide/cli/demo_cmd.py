@@ -101,9 +101,7 @@ def _echo_report(report: DemoReport) -> None:
         click.echo(f"MariaDB {report.shop.database}: "
                    f"{'seeded now' if report.shop.seeded else 'resumed'}, data in "
                    f"{report.settings.path('mariadb')} (stopped; credentials.json there)")
-    for edit in report.edits:
-        click.echo(f"edited mid-run at ODS: {edit.name} ({edit.rows:,} clicks "
-                   f"{'deleted' if edit.removes else 'rewritten'} by SQL)")
+    _echo_edits(report)
     if report.checks:
         click.echo("reconciliation:")
         for check in report.checks:
@@ -128,6 +126,24 @@ def _echo_freshness(report: DemoReport) -> None:
         worst = ("no commit" if window is None or window.worst_s is None
                  else f"worst {window.worst_s:.1f}s over {window.commits} commits")
         click.echo(f"  {row.table}: {worst}, target {target}: {row.state}")
+
+
+def _echo_edits(report: DemoReport) -> None:
+    """The edits made after the warm-up, and how the layers took them (not judged)."""
+    for edit in report.edits:
+        click.echo(f"edited mid-run at ODS: {edit.name} ({edit.rows:,} clicks "
+                   f"{'deleted' if edit.removes else 'rewritten'} by SQL)")
+    settled = report.edits_settled
+    if not report.edits or settled is None:
+        return
+    back = (f"every layer back within its target {settled.seconds:.0f}s after them"
+            if settled.ready else f"{', '.join(settled.not_ready)} not back within the "
+            f"target {settled.seconds:.0f}s after them")
+    worst = ", ".join(f"{row.table} {row.window.worst_s:.1f}s" for row in
+                      report.edits_freshness if row.window and row.window.worst_s is not None)
+    click.echo(f"the edits' phase (before the measured window, not judged: a bulk "
+               f"correction, not the stream the targets are for): {back}; worst freshness "
+               f"meanwhile: {worst or 'no commit'}")
 
 
 def _echo_query(report: DemoReport) -> None:
@@ -242,7 +258,10 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
 
     A live table shows every table's rows, last commit and freshness. A warm-up comes
     first, not measured (a fresh JVM's first minute is slower): until every flow has
-    committed and every table with a freshness target meets it. --duration seconds later,
+    committed and every table with a freshness target meets it. Then a GDPR erase of one
+    user and a correction of some clicks are made at ODS with SQL, and every layer takes
+    them (reported, not judged); the measured window opens once every layer is back
+    within its target. --duration seconds later,
     or on Ctrl-C, the generators stop, the flows finish their batch, a final drain commits
     everything produced, each table's freshness is judged over the measured window, the
     lake is reconciled and everything stops. `icetide demo` again resumes.
@@ -274,8 +293,9 @@ def _echo_start(settings: Settings, options: DemoOptions) -> None:
     measured = "until Ctrl-C" if options.duration is None else f"{options.duration:g}s"
     click.echo(f"warm-up first (not measured): the pipeline runs on live clicks until every "
                f"flow has committed and every table with a freshness target meets it (at "
-               f"most {WARM_UP_MAX_S:g}s); then the measured window ({measured}), which the "
-               "freshness verdicts are over")
+               f"most {WARM_UP_MAX_S:g}s); then an erase and a correction at ODS, until "
+               f"every layer is back within its target (reported, not judged); then the "
+               f"measured window ({measured}), which the freshness verdicts are over")
     if options.sql_port is not None:
         host = settings.sql_server.host
         click.echo(f"SQL server (once Spark is up, until the demo ends): JDBC URL "

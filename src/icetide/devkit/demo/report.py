@@ -28,19 +28,36 @@ if TYPE_CHECKING:
 class DemoProgress:
     """Counters the live view reads while the demo runs (written by the demo's threads)."""
 
-    #: starting | warming up | running | catching up | draining | reconciling | done
+    #: starting | warming up | editing | running | catching up | draining | reconciling | done
     phase: str = "starting"
     dims: str = "?"  # cdc | seed
     clicks: int = 0  # events handed to the producer so far
     started: float = field(default_factory=time.monotonic)
     #: (phase, monotonic time it began), in order
     history: list[tuple[str, float]] = field(default_factory=list)
-    #: the measured window (epoch ms): opened after the warm-up, closed after the drain
+    #: the edits' phase (epoch ms): from the end of the warm-up to the window's opening
+    edits_start_ms: int | None = None
+    #: how the layers got back within their targets after the edits (None: no edits)
+    edits_settled: WarmUpReport | None = None
+    #: the measured window (epoch ms): opened once the edits settled, closed after the drain
     window_start_ms: int | None = None
     window_end_ms: int | None = None
 
+    def open_edits(self) -> None:
+        """The warm-up is over: the edits are made, phase ``editing``."""
+        self.edits_start_ms = int(time.time() * 1000)
+        self.enter("editing")
+
+    def edits_window(self) -> tuple[int, int] | None:
+        """The edits' phase (epoch ms; up to the window's opening, or now)."""
+        if self.edits_start_ms is None:
+            return None
+        end = self.window_start_ms or int(time.time() * 1000)
+        return self.edits_start_ms, end
+
     def open_window(self) -> None:
-        """The warm-up is over: the measured window opens, phase ``running``."""
+        """The edits settled (or none were made): the measured window opens, phase
+        ``running``."""
         self.window_start_ms = int(time.time() * 1000)
         self.enter("running")
 
@@ -144,10 +161,15 @@ class DemoReport:
     edits: list[Edit] = field(default_factory=list)
     #: the warm-up before the measured window (None: the run stopped before it ended)
     warm_up: WarmUpReport | None = None
-    #: the measured window (epoch ms): from the end of the warm-up to the end of the drain
+    #: the measured window (epoch ms): from the edits' settling to the end of the drain
     window: tuple[int, int] | None = None
     #: each table with a freshness target, judged over the window's commits
     freshness: list[TableStatus] = field(default_factory=list)
+    #: the edits' phase (epoch ms), how it settled and each table's worst freshness in it
+    #: (reported, not judged: a bulk correction, not the stream the targets are for)
+    edits_window: tuple[int, int] | None = None
+    edits_settled: WarmUpReport | None = None
+    edits_freshness: list[TableStatus] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -174,6 +196,10 @@ class DemoReport:
             "window": None if self.window is None else {
                 "start_ms": self.window[0], "end_ms": self.window[1]},
             "freshness": [_verdict(row) for row in self.freshness],
+            "edits_phase": None if self.edits_window is None else {
+                "start_ms": self.edits_window[0], "end_ms": self.edits_window[1],
+                "settled": None if self.edits_settled is None else asdict(self.edits_settled),
+                "freshness": [_verdict(row) for row in self.edits_freshness]},
             "mariadb": None if self.shop is None else {
                 "host": self.shop.info.host, "port": self.shop.info.port,
                 "database": self.shop.database, "seeded": self.shop.seeded},

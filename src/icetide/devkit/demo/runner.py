@@ -9,8 +9,9 @@
 4. the whole ``examples/clickstream`` pipeline (ODS, CDC dimensions, DWD/DWS/ADS) with
    ``clickstream.dims=cdc``, continuously: first a warm-up
    (:mod:`icetide.devkit.demo.warmup`: until every layer has committed and is past the
-   start's backlog), then the measured window of ``duration`` seconds (or until ``stop``
-   is set), in which the edits are made;
+   start's backlog), then the edits at ODS (:mod:`icetide.devkit.demo.edits`: an erase
+   and a correction, until every layer is back within its target; reported, not
+   judged), then the measured window of ``duration`` seconds (or until ``stop`` is set);
 5. then the generators stop, the flows run on until every layer caught up (no rows
    committed for ``CATCH_UP_QUIET_S``, at most ``CATCH_UP_MAX_S``), one ``run_once`` drains what
    is left (everything produced is in the lake), the window closes and each table with a
@@ -45,7 +46,7 @@ from icetide.devkit.demo.report import (
     lake_counts,
 )
 from icetide.devkit.demo.shop import DEMO_MARIADB_PORT, DimsMode, Shop, choose_dims, shop_database
-from icetide.devkit.demo.warmup import WarmUp, flow_targets, window_freshness
+from icetide.devkit.demo.warmup import WARM_BATCHES, WarmUp, flow_targets, window_freshness
 from icetide.devkit.embedded.kinds import Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port, port_in_use
 from icetide.devkit.gen.business import BusinessOptions, BusinessReport, run_business_updates
@@ -98,18 +99,9 @@ class DemoOptions:
     spark_log_level: str | None = None
     #: Serve the lake over HiveServer2 on this port while the demo runs (None: no server)
     sql_port: int | None = None
-    #: Erase a user and correct some clicks at ODS this many seconds into the measured
-    #: window (None: half the duration, 30 s without one; see devkit/demo/edits.py)
-    edit_after: float | None = None
     #: Seed 002's Hudi twin dim_db.user_member_hudi beside the Iceberg dim_db.user_member
     #: (CDC dimensions only; the session gets the Hudi bundle, ``spark.hudi``)
     hudi: bool = True
-
-    def edit_delay(self) -> float:
-        """Seconds into the run at which the edits are made."""
-        if self.edit_after is not None:
-            return self.edit_after
-        return 30.0 if self.duration is None else self.duration / 2
 
 
 def _broker(settings: Settings) -> Embedded:
@@ -225,16 +217,30 @@ class Generators:
 
 def _clock(warm: WarmUp, stop: threading.Event, duration: float | None,
            progress: DemoProgress, editor: DemoEdits) -> None:
-    """The warm-up, then the measured window (with the edits in it) for ``duration``
-    seconds; ``stop`` ends it. Stopped during the warm-up: no window opens."""
+    """The warm-up, the edits (until every layer is back within its target), then the
+    measured window for ``duration`` seconds; ``stop`` ends it. Stopped before the
+    window: none opens. A failed edit stops the run (the report raises it)."""
     done = warm.wait(stop)
     if stop.is_set():
         return
     if not done.ready:
-        log.warning("demo: warm-up ended after %.0fs with %s not ready; the measured window "
-                    "opens anyway", done.seconds, listed(done.not_ready))
+        log.warning("demo: warm-up ended after %.0fs with %s not ready; the edits are made "
+                    "anyway", done.seconds, listed(done.not_ready))
+    progress.open_edits()
+    if not editor.make():
+        stop.set()
+        return
+    # batches from the edits' commits on; the first of each flow may have read its input
+    # before the edits reached it: one more than the warm-up asks for
+    warm.rearm(batches=WARM_BATCHES + 1)
+    settled = progress.edits_settled = warm.wait(stop, EDITS_SETTLE_MAX_S)
+    if stop.is_set():
+        return
+    if not settled.ready:
+        log.warning("demo: %s not back within the target %.0fs after the edits; the "
+                    "measured window opens anyway", listed(settled.not_ready),
+                    settled.seconds)
     progress.open_window()
-    editor.start()
     if duration is not None and not stop.wait(duration):
         stop.set()
 
@@ -259,6 +265,9 @@ def _stream(pipeline: PipelineRun, gens: Generators, stop: threading.Event,
     return gens.result()
 
 
+#: Seconds the layers have, after the edits, to get back within their targets before the
+#: measured window opens anyway (the report then names the flows that were not).
+EDITS_SETTLE_MAX_S = 120.0
 #: After the generators stop, the continuous flows run on until no batch committed rows
 #: for this long (every layer caught up, at its usual freshness), at most CATCH_UP_MAX_S;
 #: the drain then has (almost) nothing left to do.
@@ -376,15 +385,19 @@ class _DemoRun:
             phase_seconds=self.progress.seconds(), edits=edits, warm_up=warm.report,
             window=self.progress.window(),
             freshness=window_freshness(self.pipeline.settings, self.pipeline.graph,
-                                       self.progress.window()))
+                                       self.progress.window()),
+            edits_window=self.progress.edits_window(),
+            edits_settled=self.progress.edits_settled,
+            edits_freshness=window_freshness(self.pipeline.settings, self.pipeline.graph,
+                                             self.progress.edits_window()))
 
     def _stream(self, stop: threading.Event, warm: WarmUp, counter: BatchCounter
                 ) -> tuple[GenReport, BusinessReport | None, list[Edit]]:
         """The generators (until ``stop``: the clock ends the run after the measured
-        window) and the flows; the edits made in the window."""
+        window) and the flows; the edits made before the window."""
         gens = Generators(self.bootstrap, self.shop,
                           dataclasses.replace(self.options, duration=None), stop, self.progress)
-        editor = DemoEdits(self.spark, self.catalog, self.options.edit_delay(), stop)
+        editor = DemoEdits(self.spark, self.catalog, stop)
         generated, business = _stream(self.pipeline, gens, stop, counter, self.progress, lambda: (
             _clock(warm, stop, self.options.duration, self.progress, editor)))
         return generated, business, editor.join()

@@ -109,9 +109,24 @@ class WarmUp:
         """The flows not warm yet, sorted."""
         return sorted(flow for flow in self.targets if not self._warm(flow))
 
+    def rearm(self, batches: int | None = None) -> None:
+        """Warm again from now on: each flow with a target needs ``batches`` (default:
+        as many as before) batches with rows committed from here, the newest within its
+        target (the demo's edits: the measured window opens once every layer is back
+        within its target). What a flow has made visible is kept: only newer events count
+        as freshness."""
+        with self._lock:
+            self.needed = self.needed if batches is None else batches
+            for warmth in self.flows.values():
+                warmth.with_rows, warmth.achieved_s = 0, None
+            self.started = time.monotonic()
+            self._ready.clear()
+            if not self.targets:
+                self._ready.set()
+
     def wait(self, stop: threading.Event, limit: float = WARM_UP_MAX_S) -> WarmUpReport:
         """Until the run is warm, ``limit`` seconds have passed or ``stop`` is set; what
-        the warm-up did (also kept in :attr:`report`)."""
+        the wait did (the first one, the warm-up's, is kept in :attr:`report`)."""
         deadline = self.started + limit
         while not self._ready.is_set() and not stop.is_set():
             left = deadline - time.monotonic()
@@ -120,11 +135,13 @@ class WarmUp:
             self._ready.wait(min(left, 0.2))
         with self._lock:
             waiting = self.waiting()
-            self.report = WarmUpReport(
+            report = WarmUpReport(
                 seconds=round(time.monotonic() - self.started, 1), ready=not waiting,
                 not_ready=tuple(waiting),
                 batches={flow: w.batches for flow, w in sorted(self.flows.items())})
-        return self.report
+        if self.report is None:
+            self.report = report
+        return report
 
 
 def flow_targets(graph: PipelineGraph, flows: Sequence[FlowSpec]) -> dict[str, float | None]:

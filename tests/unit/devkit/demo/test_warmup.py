@@ -41,6 +41,23 @@ def test_a_commit_that_made_nothing_newer_visible_does_not_count_as_freshness() 
     assert warm.waiting() == []
 
 
+def test_rearmed_after_the_edits_it_waits_for_batches_committed_since() -> None:
+    warm = WarmUp({"dws": 10.0, "dim": None})
+    warm(_batch("dim", 0, age_s=None))
+    warm(_batch("dws", 10, age_s=30.0))
+    warm(_batch("dws", 10, age_s=8.0))
+    first = warm.wait(threading.Event(), limit=1.0)
+    assert first.ready and warm.report is first
+    warm.rearm()  # the edits: every layer must commit within its target again
+    assert warm.waiting() == ["dws"]  # a flow without a target stays warm
+    warm(_batch("dws", 10, age_s=6.0))
+    assert warm.waiting() == ["dws"]  # one batch since: not yet
+    warm(_batch("dws", 10, age_s=3.0))
+    again = warm.wait(threading.Event(), limit=1.0)
+    assert again.ready and again.batches == {"dim": 1, "dws": 4}
+    assert warm.report is first  # the warm-up's own report is kept
+
+
 def test_the_window_opens_at_the_limit_and_names_the_flows_not_ready() -> None:
     warm = WarmUp({"ods": 10.0, "dim": None})
     warm(_batch("ods", 10, age_s=1.0))
