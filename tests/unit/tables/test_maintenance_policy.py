@@ -41,7 +41,8 @@ def test_a_bad_table_property_names_itself() -> None:
 
 
 def test_a_per_table_switch_is_refused_not_ignored() -> None:
-    with pytest.raises(MaintenanceError, match=r"icetide\.maintenance\.enabled.*UNSET TBLPROPERTIES"):
+    refused = r"icetide\.maintenance\.enabled.*UNSET TBLPROPERTIES"
+    with pytest.raises(MaintenanceError, match=refused):
         table_policy(BASE, {"icetide.maintenance.enabled": "false"})
 
 
