@@ -256,12 +256,9 @@ def demo(duration: float, rate: float, bad_ratio: float, business_rate: float, d
       * the whole examples/clickstream pipeline: ODS (+ dead letters), dim_db by CDC
         (with --hudi, also the Hudi twin dim_db.user_member_hudi), DWD, DWS and ADS.
 
-    A live table shows every table's rows, last commit and freshness. A warm-up comes
-    first, not measured (a fresh JVM's first minute is slower): until every flow has
-    committed and every table with a freshness target meets it. Then a GDPR erase of one
-    user and a correction of some clicks are made at ODS with SQL, and every layer takes
-    them (reported, not judged); the measured window opens once every layer is back
-    within its target. --duration seconds later,
+    A live table shows every table's rows, last commit and freshness. First a warm-up
+    (a fresh JVM is slower), then an erase and a correction at ODS by SQL (reported, not
+    judged), then the measured window, once every layer meets its target. --duration s later,
     or on Ctrl-C, the generators stop, the flows finish their batch, a final drain commits
     everything produced, each table's freshness is judged over the measured window, the
     lake is reconciled and everything stops. `icetide demo` again resumes.

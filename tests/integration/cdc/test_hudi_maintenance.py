@@ -161,13 +161,17 @@ def _run_until_maintained(case: _Case, mariadb: MariaDBInfo, out: Path) -> None:
                                  str(case.tmp / "both")],
                                 env=case.env, stdout=sink, stderr=subprocess.STDOUT)
     try:
-        deadline, round_ = time.monotonic() + 900, 0
+        deadline, tick = time.monotonic() + 900, 0
         while not _maintained(out.read_text(errors="replace"), "compaction", "archive"):
             assert proc.poll() is None, out.read_text()[-3000:]
             assert time.monotonic() < deadline, out.read_text()[-3000:]
-            if round_ < 3:  # log files to compact; then the flow goes idle: the
-                _change(mariadb, case.items, round_)  # schedule skips a table whose
-            round_ += 1  # writer is in a batch, so a writer always behind starves it
+            # a round of changes every 4th tick: log files to compact and commits for
+            # archival to count (it needs more than keep.max in the active timeline),
+            # with idle ticks between, as the schedule skips a table whose writer is in
+            # a batch (a writer always behind would starve it)
+            if tick % 4 == 0:
+                _change(mariadb, case.items, tick // 4)
+            tick += 1
             time.sleep(4)
         beside = _maintain(case.env, case.table)
         assert beside["actions"] == {}
