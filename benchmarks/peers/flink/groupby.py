@@ -29,6 +29,7 @@ from benchmarks.peers.flink.measure import (
     produce_at_rate,
     spark_roles,
     stopped,
+    timed_from_first_commit,
 )
 from benchmarks.peers.flink.ours import STATS, STATS_FLOW
 from benchmarks.peers.flink.rows import Compared, compare, flink_rows, lake_rows
@@ -106,20 +107,8 @@ def flink_backlog(progress: ViewsProgress, rows: int, timeout_s: float) -> Throu
     """The Flink job, started on the whole ODS table, from its first commit to the one
     counting every click (start-up and first checkpoint left out, as on the ODS hop);
     None when its first commit already counted them all."""
-    deadline = time.monotonic() + timeout_s
-    while (first := progress.total()) == 0:
-        progress.job.check()
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no GROUP BY commit in {timeout_s:.0f}s; the end of its log:\n"
-                             f"{progress.job.log_tail()}")
-        time.sleep(0.1)
-    meter = CpuMeter({"flink": lambda: descendants(progress.job.pid)})
-    meter.start()
-    began = time.monotonic()
-    if first >= rows:
-        return None
-    ended = progress.wait(rows, timeout_s)
-    return Throughput(rows - first, ended - began, meter.stop())
+    return timed_from_first_commit(progress.job, progress.total, progress.wait, rows,
+                                   timeout_s)
 
 
 def probe_keys(probes: list[Probe]) -> list[str]:

@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,20 +120,28 @@ def flink_backlog(job: FlinkJob, total: int, timeout_s: float) -> Throughput | N
     """The peer, started on the whole topic, from its first commit to the one holding
     ``total`` rows (its start-up and first checkpoint left out); None when the first
     commit already held everything (too small a backlog to time)."""
+    return timed_from_first_commit(job, job.committed_rows, job.wait_rows, total, timeout_s)
+
+
+def timed_from_first_commit(job: FlinkJob, count: Callable[[], int],
+                            wait: Callable[[int, float], float], total: int,
+                            timeout_s: float) -> Throughput | None:
+    """A Flink job's backlog timed from its first commit (``count`` > 0) until ``wait``
+    returns the moment ``count`` reached ``total``: rows, seconds and the job's CPU;
+    None when the first commit already held everything."""
     deadline = time.monotonic() + timeout_s
-    while job.committed_rows() == 0:
+    while (first := count()) == 0:
         job.check()
         if time.monotonic() > deadline:
             raise SystemExit(f"no Flink commit in {timeout_s:.0f}s; the end of its log:\n"
                              f"{job.log_tail()}")
         time.sleep(0.1)
-    first = job.committed_rows()
     meter = CpuMeter({"flink": lambda: descendants(job.pid)})
     meter.start()
     began = time.monotonic()
     if first >= total:
         return None
-    ended = job.wait_rows(total, timeout_s)
+    ended = wait(total, timeout_s)
     return Throughput(total - first, ended - began, meter.stop())
 
 
