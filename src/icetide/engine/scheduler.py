@@ -49,6 +49,9 @@ IDLE_POLL_FACTOR = 6.0
 IDLE_POLL_MIN_S = 30.0
 #: An external input with nothing new is looked at again after at most this long.
 POLL_S = 1.0
+#: A batch is cut where it would outlast this share of the tightest freshness target it
+#: serves: a backlog is taken in steps that each commit in time (flows/sizing.py).
+BATCH_SHARE = 0.5
 #: The Spark FAIR pool of maintenance passes.
 MAINTENANCE_POOL = "maintenance"
 #: After a maintenance pass of d seconds the next starts no sooner than this × d later:
@@ -131,6 +134,12 @@ class Slot:
             if below is not None:
                 found.append(below - consumer.hop_s())
         return min(found, default=None)
+
+    def batch_seconds(self) -> float | None:
+        """How long a batch may last before it is cut (:mod:`icetide.flows.sizing`): half
+        the tightest freshness target it serves; ``None`` without any."""
+        target = self.serves()
+        return None if target is None else BATCH_SHARE * target
 
     def hop_s(self) -> float:
         """The staleness this flow's hop adds at most: the wait for its next start (its
@@ -371,6 +380,7 @@ class DagScheduler:
         phase(f"first_batch {slot.name}")
         try:
             slot.pacer.retarget(slot.loop.lifecycle.state().freshness_s)
+            slot.loop.batch_seconds = slot.batch_seconds()
             tried = slot.loop.attempt(slot.spacing)
             self._done(slot, tried, began)
         except Interrupted:

@@ -26,8 +26,10 @@ from tenacity import Retrying, wait_none
 from icetide.errors import IcetideError, SourceUnavailableError, listed
 from icetide.flows import stats
 from icetide.flows.context import BatchContext, bound
+from icetide.flows.failures import FlowFailed, describe_error
 from icetide.flows.lifecycle import Lifecycle
 from icetide.flows.marking import Marking, Span
+from icetide.flows.sizing import BatchSizer
 from icetide.flows.stats import Observed, Stats
 from icetide.flows.timing import JobCounter, Phases
 from icetide.lake import commit
@@ -142,6 +144,10 @@ class FlowLoop:
         self._planned_from: Mapping[str, Position] | None = None
         #: The target's lifecycle state (suspended, freshness set at run time).
         self.lifecycle = Lifecycle(spark, flow.name, flow.target)
+        #: Seconds a batch may last (set by the scheduler; ``None``: ``max_records`` only).
+        self.batch_seconds: float | None = None
+        self.sizer = BatchSizer(flow.max_records)
+        self._cap = flow.max_records  # the records cap the current batch was planned with
 
     # -- positions -------------------------------------------------------------------
     def committed_start(self) -> dict[str, Position]:
@@ -149,6 +155,8 @@ class FlowLoop:
         marker = commit.last_marker(self.spark, self.flow.target, self.flow.name)
         done = dict(marker.end) if marker else {}
         self._planned_from = marker.end if marker else None
+        if marker is not None:
+            self.sizer.seed(marker.rows_in, marker.batch_ms)
         return {
             key: done[key] if key in done else src.initial_position()
             for key, src in self.flow.sources.items()
@@ -208,12 +216,13 @@ class FlowLoop:
     ) -> dict[str, AnyBatch] | None:
         """One range per source, or ``None`` when no source has anything new."""
         batches: dict[str, AnyBatch] = {}
+        self._cap = self.sizer.cap(self.batch_seconds)
         for key, src in self.flow.sources.items():
             if pending_end is not None:
                 batches[key] = src.plan_to(start[key], pending_end.get(key, start[key]))
                 continue
             try:
-                planned = src.plan(start[key], self.flow.max_records)
+                planned = src.plan(start[key], self._cap)
             except ChangeNotReadable as exc:
                 raise exc.stopping(self.flow.target) from None
             batches[key] = planned or src.plan_to(start[key], start[key])
@@ -246,6 +255,7 @@ class FlowLoop:
                 out = self.flow.transform(ctx)
             result = self._commit(ctx, out, Span(start, end, began), sides_done, phases)
             self._committed_end = end
+            self.sizer.observe(result.rows_in, result.seconds, filled=not result.caught_up)
             if pending_end is not None:  # a past end, re-planned: more may have arrived since
                 result = replace(result, caught_up=False)
             return replace(result, phases=dict(phases.seconds), jobs=jobs.count())
@@ -296,7 +306,7 @@ class FlowLoop:
     def _caught_up(self, ctx: BatchContext) -> bool:
         """Whether the batch took all there was: no source hit the records cap (a source
         may say itself whether it has more: ``info["caught_up"]``, e.g. CDC)."""
-        cap = self.flow.max_records
+        cap = self._cap
         return all(b.info.get("caught_up", cap is None or b.records < cap)
                    for b in ctx.batches.values())
 
@@ -466,30 +476,3 @@ class Attempt:
 
     result: BatchResult | None  # the committed batch; None: nothing new (or a failure)
     retry_in: float | None = None  # a failure: seconds to wait before the next try
-
-
-class FlowFailed(IcetideError):
-    """A flow's batches failed ``failures`` times in a row (not a transient outage)."""
-
-    def __init__(self, flow: str, failures: int, cause: BaseException) -> None:
-        super().__init__(
-            f"flow {flow!r} stopped after {failures} failed batches in a row: "
-            f"{describe_error(cause)} (fix the flow's code or data, then run again; "
-            "flows.max_failures sets how many tries)"
-        )
-        self.flow = flow
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line saying what went wrong: for a JVM error its root cause (the py4j wrapper
-    only says which method was called)."""
-    java = getattr(exc, "java_exception", None)
-    if java is not None:
-        try:
-            while java.getCause() is not None:
-                java = java.getCause()
-            return str(java.toString())[:500]
-        except Exception:  # the gateway may be gone: fall back to the Python text
-            pass
-    first = (str(exc).strip().splitlines() or [""])[0][:500]
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

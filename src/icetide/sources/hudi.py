@@ -103,7 +103,9 @@ class HudiTableSource(Source[HudiPosition]):
                     > max_records:
                 break
             taken.append(commit)
-        return self._range(start, taken)
+        batch = self._range(start, taken)
+        batch.info["caught_up"] = len(taken) == len(chain)  # stopped short: more is waiting
+        return batch
 
     def plan_to(self, start: HudiPosition, end: HudiPosition) -> BatchRange[HudiPosition]:
         if start == end:

@@ -142,15 +142,18 @@ class IcebergTableSource(Source[TableSnapshotPosition]):
         chain = self._ancestry(start["snapshot"])
         if not chain:
             return None
-        end, total, removes = None, 0, False
+        end, total, removes, taken = None, 0, False, 0
         refresh = "refresh" in start  # icetide table refresh: read it all, in one batch
         for step in chain:
             if (end is not None and max_records is not None and not refresh
                     and total + step.rows > max_records):
                 break
             end, total, removes = step.snapshot_id, total + step.rows, removes or step.removes
+            taken += 1
+        # stopped short of the newest snapshot: more is waiting (the loop goes on at once)
         return BatchRange(start, {"snapshot": end}, total,
-                          {"removes": removes and not refresh, "refresh": refresh})
+                          {"removes": removes and not refresh, "refresh": refresh,
+                           "caught_up": taken == len(chain)})
 
     def plan_to(self, start: TableSnapshotPosition, end: TableSnapshotPosition
             ) -> BatchRange[TableSnapshotPosition]:

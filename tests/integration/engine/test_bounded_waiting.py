@@ -21,7 +21,8 @@ from icetide.config import FlowsConfig, Settings
 from icetide.devkit.embedded.process import free_port
 from icetide.engine.run import PipelineRun
 from icetide.flows.context import BatchContext
-from icetide.flows.loop import Flow, FlowFailed, FlowLoop
+from icetide.flows.failures import FlowFailed
+from icetide.flows.loop import Flow, FlowLoop
 from icetide.pipelines import load_pipeline
 from icetide.runtime.catalogs import pyiceberg_catalog
 from icetide.sources.kafka import KafkaSource

@@ -18,6 +18,7 @@ from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.engine.reads import read_json
 from icetide.flows.context import BatchContext
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
+from icetide.flows.sizing import FLOOR
 from icetide.flows.stats import Stats
 from icetide.lake import commit
 from icetide.lake.dlq import ensure_dlq_table
@@ -301,3 +302,32 @@ def test_restarted_in_memory_broker_is_read_from_its_beginning(
     marker = commit.last_marker(spark, target, "h")
     assert marker is not None
     assert marker.end[f"kafka:{name}"]["cluster"] != marker.start[f"kafka:{name}"]["cluster"]
+
+
+def test_a_backlog_is_taken_in_time_sized_batches_and_a_restart_sizes_from_its_marker(
+        spark: SparkSession, loop_broker: str) -> None:
+    name = f"t{next(_names)}"
+    produce_clicks(loop_broker, name, GenOptions(count=5000, bad_ratio=0.0, seed=3))
+    target, dlq = _tables(spark, name)
+    loop = FlowLoop(spark, _flow("sized", name, loop_broker, target, dlq, max_records=None))
+    loop.batch_seconds = 0.05  # far below any batch's duration: every cap is the floor
+
+    results = loop.run_until_caught_up()
+    assert [r.rows_in for r in results] == [FLOOR] * 5  # each one full: more may wait
+    assert not any(r.caught_up for r in results) and loop.run_batch() is None
+    assert len(set(_offsets(spark, target))) == 5000  # each event once
+
+    produce_clicks(loop_broker, name, GenOptions(count=3000, bad_ratio=0.0, seed=4))
+    restarted = FlowLoop(spark, _flow("sized", name, loop_broker, target, dlq,
+                                      max_records=None))
+    assert restarted.run_batch() is not None  # no time bound: the whole backlog at once
+    assert len(set(_offsets(spark, target))) == 8000
+    marker = commit.last_marker(spark, target, "sized")
+    assert marker is not None and marker.rows_in == 3000
+    produce_clicks(loop_broker, name, GenOptions(count=3000, bad_ratio=0.0, seed=5))
+    again = FlowLoop(spark, _flow("sized", name, loop_broker, target, dlq, max_records=None))
+    again.batch_seconds = 0.5 * (marker.batch_ms or 1) / 1000  # half the last batch's time
+    first = again.run_batch()
+    assert first is not None and FLOOR <= first.rows_in < 3000 and not first.caught_up
+    assert again.run_until_caught_up()[-1].caught_up
+    assert len(set(_offsets(spark, target))) == 11_000

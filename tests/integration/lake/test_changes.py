@@ -113,3 +113,13 @@ def test_lag_counts_removed_rows(spark: SparkSession, icetide_settings: Settings
     probes = LagProbes(icetide_settings, pyiceberg_catalog(icetide_settings))
     lag = probes(f"iceberg:{table}", {"snapshot": start})
     assert lag is not None and lag.behind == 30 and lag.detail["removes"] is True
+
+
+@pytest.mark.parametrize("table", [MOR], indirect=True, ids=["mor"])
+def test_a_capped_range_says_more_is_waiting(spark: SparkSession, table: str) -> None:
+    first = int(load_table(spark, table).snapshots().iterator().next().snapshotId())
+    source = IcebergTableSource(spark, table)
+    capped = source.plan({"snapshot": first}, max_records=150)  # one of the two appends
+    assert capped is not None and capped.records == 100 and capped.info["caught_up"] is False
+    whole = source.plan({"snapshot": first}, max_records=200)
+    assert whole is not None and whole.records == 200 and whole.info["caught_up"] is True

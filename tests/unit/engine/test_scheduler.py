@@ -21,7 +21,8 @@ from icetide.engine.scheduler import (
     pool_names,
 )
 from icetide.errors import PipelineError
-from icetide.flows.loop import Attempt, BatchResult, Flow, FlowFailed, FlowLoop
+from icetide.flows.failures import FlowFailed
+from icetide.flows.loop import Attempt, BatchResult, Flow, FlowLoop
 from icetide.model.source import AnyBatch, Source
 
 Script = Callable[[int], "BatchResult | None"]
@@ -406,3 +407,19 @@ def test_a_flow_that_cannot_be_compiled_stops_the_run() -> None:
     threading.Timer(0.2, scheduler.fail, args=(PipelineError("flow x: bad schema"),)).start()
     with pytest.raises(PipelineError, match="bad schema"):
         scheduler.run(threading.Event())
+
+
+def test_a_batch_may_last_half_the_tightest_target_it_serves() -> None:
+    ods = _slot(_Loop("ods", None, lambda n: None), 1.0)
+    dwd = _slot(_Loop("dwd", "lake.ods", lambda n: None), 1.0, target=30.0)
+    dws = _slot(_Loop("dws", "lake.dwd", lambda n: None), 1.0, target=10.0)
+    other = _slot(_Loop("other", "lake.elsewhere", lambda n: None), 1.0)
+    _chain([ods, dwd, dws, other])
+    assert [s.batch_seconds() for s in (ods, dwd, dws, other)] == [5.0, 5.0, 5.0, None]
+
+
+def test_the_scheduler_hands_each_batch_its_time_bound() -> None:
+    loop = _Loop("a", None, lambda n: _result("a"))
+    slot = _slot(loop, 0.1, target=4.0)
+    _run([slot], until=lambda: len(loop.starts) >= 1, seconds=5.0)
+    assert loop.batch_seconds == 2.0

@@ -304,7 +304,8 @@ class MySqlSource(Source[BinlogPositionJson]):
 
     def plan(self, start: BinlogPositionJson, max_records: int | None = None
             ) -> BatchRange[BinlogPositionJson] | None:
-        limit = max_records or self.config.max_records
+        limit = (self.config.max_records if max_records is None
+                 else min(max_records, self.config.max_records))
         pos = CdcPosition.from_json(start)
         if pos.phase == "snapshot":
             return self._plan_snapshot(start, pos, limit)
