@@ -44,6 +44,7 @@ class Commit:
     sequence: int
     committed_ms: int
     end: dict[str, Any]
+    max_event_ms: int | None = None  # the newest event time the commit reflects
 
 
 def commits(catalog: Any, table: str, flows: Sequence[str]) -> list[Commit]:
@@ -55,7 +56,7 @@ def commits(catalog: Any, table: str, flows: Sequence[str]) -> list[Commit]:
         marker = Marker.from_summary(summary)
         if marker is not None and marker.flow in flows:
             found.append(Commit(snap.snapshot_id, snap.sequence_number or 0, snap.timestamp_ms,
-                                dict(marker.end)))
+                                dict(marker.end), marker.max_event_time_ms))
     return sorted(found, key=lambda c: c.sequence)
 
 

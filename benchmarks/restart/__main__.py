@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.report import append_section
 from benchmarks.restart.phases import Restart, batch_table, headline, layer_table, step_table
-from benchmarks.restart.run import Plan, measure
+from benchmarks.restart.run import CAUGHT_UP, Plan, measure
 
 ROOT = Path(__file__).resolve().parents[2]
 TITLE = "Restart after kill -9 (benchmarks/restart)"
@@ -33,6 +33,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--restarts", type=int, default=5, help="restarts measured per tree")
     p.add_argument("--rate", type=float, default=2_000.0, help="click events/s produced")
     p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--outage", type=float, default=0.0,
+                   help="seconds the pipeline stays down after each kill (a backlog of "
+                        "rate x outage clicks waits for the restart)")
     p.add_argument("--compare", type=Path, default=None,
                    help="a checkout whose src/ runs every other restart, as 'before'")
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
@@ -44,7 +47,9 @@ def report(runs: dict[str, list[Restart]], command: str) -> str:
     return (f"Command: `{command}`\n\n"
             "Spawn of the restarted `icetide run` → its first new commit per layer "
             "(median, min–max over the restarts):\n\n"
-            + layer_table(runs, ("ODS", "DWD", "DWS"))
+            + layer_table(runs, ("ODS", "DWD", "DWS", CAUGHT_UP))
+            + f"\n\n`{CAUGHT_UP}`: the first ODS commit whose newest click is at most 10 s old "
+            "when committed (the backlog is caught up)"
             + "\n\nWhere the time to the first ODS commit went, per step (median seconds "
             "and share; a step that overlapped the ones before it counts 0):\n\n"
             + step_table(runs)
@@ -57,12 +62,13 @@ def main(argv: list[str] | None = None) -> None:
     trees = {"this tree": ROOT / "src"}
     if a.compare is not None:
         trees = {"before": a.compare.resolve() / "src", "after": ROOT / "src"}
-    plan = Plan(trees, a.restarts, a.rate, a.partitions)
+    plan = Plan(trees, a.restarts, a.rate, a.partitions, outage=a.outage)
     with tempfile.TemporaryDirectory(prefix="icetide-restart-") as tmp:
         restarts = measure(Path(tmp) / "home", plan)
     runs = {tree: [r for r in restarts if r.tree == tree] for tree in trees}
     command = (f"python -m benchmarks.restart --restarts {a.restarts} --rate {a.rate:.0f} "
-               f"--partitions {a.partitions}" + (" --compare <checkout>" if a.compare else ""))
+               f"--partitions {a.partitions}" + (f" --outage {a.outage:g}" if a.outage else "")
+               + (" --compare <checkout>" if a.compare else ""))
     body = report(runs, command)
     print(headline(runs))
     print(body)

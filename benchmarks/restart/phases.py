@@ -99,6 +99,10 @@ class Restart:
         return step_seconds(self.phases, self.spawned)
 
 
+#: The first-commit line's count of the events the batch read (the rest are seconds).
+ROWS_IN = "rows_in"
+
+
 def batch_detail(log: str, flow: str = ODS_FLOW) -> dict[str, float]:
     """The ``key=value`` phases logged with a flow's first commit."""
     match = re.search(rf"startup phase first_commit {re.escape(flow)} at \S+ \(\S+\)(.*)", log)
@@ -176,8 +180,12 @@ def batch_table(runs: Mapping[str, Sequence[Restart]]) -> str:
     rows = ["| first ODS batch phase | " + " | ".join(trees) + " |",
             "| --- |" + " ---: |" * len(trees)]
     for name in names:
-        rows.append(f"| {name} | " + " | ".join(
-            _fmt(median([r.batch.get(name) for r in runs[t]])) for t in trees) + " |")
+        values = [median([r.batch.get(name) for r in runs[t]]) for t in trees]
+        if name == ROWS_IN:  # a count, not seconds
+            rows.append("| events it read (count) | " + " | ".join(
+                "-" if v is None else f"{v:,.0f}" for v in values) + " |")
+            continue
+        rows.append(f"| {name} | " + " | ".join(_fmt(v) for v in values) + " |")
     return "\n".join(rows)
 
 

@@ -47,22 +47,39 @@ class Plan:
     rate: float = 2_000.0
     partitions: int = 4
     seed: int = 43
+    #: Seconds the pipeline stays down after each kill (clicks keep coming: a backlog of
+    #: rate × outage events waits for the restart).
+    outage: float = 0.0
+
+
+#: The pseudo-layer "ODS within 10 s": the first ODS commit after the restart whose
+#: newest event is at most this old when committed (the backlog is caught up).
+CAUGHT_UP, CAUGHT_UP_MS = "ODS fresh", 10_000
+
+
+def _firsts(catalog: Any, after_ms: int) -> dict[str, float]:
+    """Per layer (and :data:`CAUGHT_UP`), the epoch seconds of its first commit after
+    ``after_ms`` so far."""
+    found: dict[str, float] = {}
+    for layer, (table, flows) in LAYERS.items():
+        with contextlib.suppress(Exception):  # a table not created yet
+            new = [c for c in commits(catalog, table, flows) if c.committed_ms > after_ms]
+            if new:
+                found[layer] = min(c.committed_ms for c in new) / 1000
+            fresh = [c.committed_ms for c in new if layer == "ODS" and c.max_event_ms
+                     and c.committed_ms - c.max_event_ms <= CAUGHT_UP_MS]
+            if fresh:
+                found[CAUGHT_UP] = min(fresh) / 1000
+    return found
 
 
 def _wait_commits(catalog: Any, proc: Any, after_ms: int, timeout: float) -> dict[str, float]:
-    """Per layer, the epoch seconds of its first commit after ``after_ms``, until every
-    layer has one, the process exits or ``timeout`` passes."""
+    """Per layer, the epoch seconds of its first commit after ``after_ms`` (and when ODS
+    was fresh again), until each has one, the process exits or ``timeout`` passes."""
     found: dict[str, float] = {}
     deadline = time.monotonic() + timeout
-    while len(found) < len(LAYERS) and time.monotonic() < deadline and proc.poll() is None:
-        for layer, (table, flows) in LAYERS.items():
-            if layer in found:
-                continue
-            with contextlib.suppress(Exception):  # a table not created yet
-                new = [c.committed_ms for c in commits(catalog, table, flows)
-                       if c.committed_ms > after_ms]
-                if new:
-                    found[layer] = min(new) / 1000
+    while len(found) <= len(LAYERS) and time.monotonic() < deadline and proc.poll() is None:
+        found = _firsts(catalog, after_ms)
         time.sleep(0.5)
     return found
 
@@ -104,9 +121,10 @@ def _flowing(bootstrap: str, shop: Any, plan: Plan) -> Iterator[None]:
 
 
 def _cycle(settings: Settings, shop: Any, catalog: Any, tree: str, src: Path,
-           pause: float) -> Restart:
+           pause: float, outage: float = 0.0) -> Restart:
     """Start ``src``'s pipeline, wait for every layer's commit, run ``pause`` more seconds,
-    kill -9; the restart measured is this start (its spawn, phases and first commits)."""
+    kill -9, stay down ``outage`` seconds; the restart measured is this start (its spawn,
+    phases and first commits)."""
     log = settings.home / "pipeline.log"
     offset = log.stat().st_size if log.exists() else 0
     spawned = time.time()  # the killed process commits nothing after its kill
@@ -119,6 +137,7 @@ def _cycle(settings: Settings, shop: Any, catalog: Any, tree: str, src: Path,
         time.sleep(pause)
         _kill_tree(proc.pid, _metastore_pids(settings))
         proc.wait(30)
+    time.sleep(outage)  # down: the clicks of the outage wait in the broker
     with log.open("rb") as fh:
         fh.seek(offset)
         text = fh.read().decode(errors="replace")
@@ -143,12 +162,12 @@ def measure(home: Path, plan: Plan) -> list[Restart]:
             with shop_database(settings, None) as shop, _flowing(broker.bootstrap, shop, plan):
                 catalog = pyiceberg_catalog(settings)
                 order = list(plan.trees.items())
-                _cycle(settings, shop, catalog, COLD, order[-1][1], 2.0)
+                _cycle(settings, shop, catalog, COLD, order[-1][1], 2.0, plan.outage)
                 restarts = []
                 for _ in range(plan.restarts):
                     for tree, src in order:
                         restarts.append(_cycle(settings, shop, catalog, tree, src,
-                                               rng.uniform(0.0, 4.0)))
+                                               rng.uniform(0.0, 4.0), plan.outage))
         finally:
             stop_metastore(settings)
     return restarts

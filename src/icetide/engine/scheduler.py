@@ -417,7 +417,7 @@ class DagScheduler:
                 consumer.dirty = True
                 consumer.pending_since = min(consumer.pending_since, slot.batch_since)
         phase(f"first_commit {slot.name}", detail=" ".join(
-            f"{k}={v:.2f}" for k, v in result.phases.items()))
+            [*(f"{k}={v:.2f}" for k, v in result.phases.items()), f"rows_in={result.rows_in}"]))
         if self.on_batch is not None:
             self.on_batch(result)
 

@@ -8,6 +8,7 @@ from benchmarks.restart.phases import (
     ODS_FLOW,
     Restart,
     batch_detail,
+    batch_table,
     headline,
     parse,
     step_seconds,
@@ -86,9 +87,17 @@ def test_the_report_and_headline_compare_the_trees() -> None:
     assert "| after | 2 | 7.00 s, 1 none |" in body
     assert f"| first ODS batch, to its commit (`first_commit {ODS_FLOW}`) |" in body
     assert "| write | 0.50 | 0.50 |" in body
+    assert "to first ODS fresh commit" in body  # the backlog caught up
+
+
+def test_the_events_the_first_batch_read_are_a_count() -> None:
+    restart = Restart("after", 100.0, {}, {}, {"write": 0.5, "rows_in": 24_000.0})
+    table = batch_table({"after": [restart]})
+    assert "| events it read (count) | 24,000 |" in table and "| write | 0.50 |" in table
 
 
 def test_options() -> None:
     a = _args(["--restarts", "3", "--no-doc"])
-    assert (a.restarts, a.no_doc, a.compare) == (3, True, None)
+    assert (a.restarts, a.no_doc, a.compare, a.outage) == (3, True, None, 0.0)
+    assert _args(["--outage", "60"]).outage == 60.0
 
