@@ -12,10 +12,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (0 when it is gone)."""
+def cpu_seconds(pid: int, process: int | None = None) -> float:
+    """User + system CPU seconds of process ``pid`` (0 when it is gone); with ``process``,
+    of its thread ``pid``."""
+    path = f"/proc/{pid}/stat" if process is None else f"/proc/{process}/task/{pid}/stat"
     try:
-        with open(f"/proc/{pid}/stat") as fh:
+        with open(path) as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
@@ -62,3 +64,65 @@ class CpuMeter:
         return {role: sum(sec - self._start.get(role, {}).get(pid, 0.0)
                           for pid, sec in pids.items())
                 for role, pids in self._read().items()}
+
+
+#: A JVM thread's name (``/proc/…/comm``: its first 15 characters) → the part of the
+#: JVM's work it does; every other thread is the driver's own (planning, scheduling,
+#: commits, metadata, the py4j calls).
+JVM_THREAD_PARTS = (("Executor task l", "task threads"), ("GC Thread", "garbage collector"),
+                    ("G1 ", "garbage collector"), ("C1 CompilerThre", "JIT compilers"),
+                    ("C2 CompilerThre", "JIT compilers"))
+JVM_DRIVER = "driver threads"
+JVM_PARTS = ("task threads", "garbage collector", "JIT compilers", JVM_DRIVER)
+
+
+def jvm_thread_part(comm: str) -> str:
+    """The part of a JVM's work its thread named ``comm`` does."""
+    return next((part for prefix, part in JVM_THREAD_PARTS if comm.startswith(prefix)),
+                JVM_DRIVER)
+
+
+def is_java(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/exe").resolve().name == "java"
+    except OSError:
+        return False
+
+
+def jvm_threads(pid: int) -> dict[int, tuple[str, float]]:
+    """Thread id → (part, CPU seconds) of every thread of JVM ``pid``."""
+    out: dict[int, tuple[str, float]] = {}
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            comm = (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        out[int(task.name)] = (jvm_thread_part(comm), cpu_seconds(int(task.name), pid))
+    return out
+
+
+class JvmThreadMeter:
+    """CPU seconds per part of the JVMs ``pids()`` names, between :meth:`start` and
+    :meth:`stop` (a thread born since counts from zero, one that ended keeps its last
+    reading when this meter saw it)."""
+
+    def __init__(self, pids: Pids) -> None:
+        self.pids = pids
+        self._seen: dict[tuple[int, int], tuple[str, float]] = {}
+        self._start: dict[str, float] = {}
+
+    def read(self) -> dict[str, float]:
+        """CPU seconds so far per part."""
+        for pid in self.pids():
+            self._seen.update({(pid, tid): v for tid, v in jvm_threads(pid).items()})
+        parts = dict.fromkeys(JVM_PARTS, 0.0)
+        for part, seconds in self._seen.values():
+            parts[part] += seconds
+        return parts
+
+    def start(self) -> None:
+        self._start = self.read()
+
+    def stop(self) -> dict[str, float]:
+        now = self.read()
+        return {part: now[part] - self._start.get(part, 0.0) for part in now}

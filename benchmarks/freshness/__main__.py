@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.cpu import JVM_PARTS
 from benchmarks.freshness.run import Load, RunResult, keep_log, measure
 from benchmarks.report import append_section
 from icetide.devkit.embedded.kinds import KINDS
@@ -121,6 +122,18 @@ def _cpu(runs: list[tuple[str, RunResult]]) -> str:
     for label, r in runs:
         cells = [f"{r.cpu.get(role, 0.0) / r.window_s:.2f}" if r.window_s else "-"
                  for role in roles]
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(rows) + "\n\n" + _jvm(runs)
+
+
+def _jvm(runs: list[tuple[str, RunResult]]) -> str:
+    """The pipeline's Spark JVM over the window by what its threads do, in cores."""
+    rows = ["The pipeline's Spark JVM by its threads' work, cores (driver threads: "
+            "analysis and planning, job scheduling, Iceberg metadata and commits, py4j):\n",
+            "| run | " + " | ".join(JVM_PARTS) + " |", "| --- |" + " ---: |" * len(JVM_PARTS)]
+    for label, r in runs:
+        cells = [f"{r.jvm.get(part, 0.0) / r.window_s:.2f}" if r.window_s else "-"
+                 for part in JVM_PARTS]
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

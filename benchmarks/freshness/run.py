@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cpu import CpuMeter, descendants
+from benchmarks.cpu import CpuMeter, JvmThreadMeter, descendants, is_java
 from benchmarks.freshness.trace import ODS, Probe, commits, freshness
 from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, S3Config, Settings
 from icetide.devkit.embedded.kinds import BrokerKind, Embedded, embedded_broker
@@ -72,6 +72,8 @@ class RunResult:
     #: CPU seconds per process role over the measured window (benchmarks.cpu).
     cpu: dict[str, float] = field(default_factory=dict)
     window_s: float = 0.0  # the measured window's wall seconds
+    #: CPU seconds of the pipeline's Spark JVM per part (its threads by name) over it.
+    jvm: dict[str, float] = field(default_factory=dict)
 
 
 def lake_settings(home: Path, bootstrap: str, store: S3Info | None) -> Settings:
@@ -221,10 +223,14 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                 warm = produce_clicks(bs, TOPIC, GenOptions(
                     count=0, rate=load.rate, duration=load.warmup, seed=3)) if load.warmup else None
                 meter = _meter(settings, proc, broker)
+                threads = JvmThreadMeter(lambda: [p for p in meter.roles["pipeline"]()
+                                                  if is_java(p)])
                 began = time.monotonic()
                 meter.start()
+                threads.start()
                 result = _produce(catalog, bs, shop, load, sampler)
                 result.cpu, result.window_s = meter.stop(), time.monotonic() - began
+                result.jvm = threads.stop()
                 result.clicks += warm.valid if warm is not None else 0
                 _drain(catalog, result.probes)
                 result.freshness = freshness(catalog, result.probes)

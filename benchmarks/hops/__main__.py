@@ -29,6 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.hops.cpu_parts import cpu_table
 from benchmarks.hops.profile import HOPS, profile
 from benchmarks.report import append_section
 
@@ -66,7 +67,8 @@ def _before(checkout: Path, a: argparse.Namespace) -> Profile:
 
 def _fmt(figures: dict[str, float]) -> str:
     phases = ", ".join(f"{k} {v:.2f}" for k, v in figures.items()
-                       if k not in ("seconds", "jobs") and v >= 0.005)
+                       if k not in ("seconds", "jobs") and not k.startswith("cpu ")
+                       and v >= 0.005)
     return f"**{figures['seconds']:.2f}s**, {figures['jobs']:.0f} jobs ({phases})"
 
 
@@ -97,7 +99,10 @@ def main(argv: list[str] | None = None) -> None:
     body = (f"Command: `python -m benchmarks.hops --small {a.small} --large {a.large} "
             f"--repeat {a.repeat}{' --compare <checkout>' if before else ''}`\n\n"
             "Median batch per hop (wall seconds; Spark jobs; seconds per phase):\n\n"
-            + _table(after, before, (a.small, a.large)) + "\n")
+            + _table(after, before, (a.small, a.large)) + "\n\n"
+            f"CPU-ms of one batch of {a.large:,} events per part and phase (median; the "
+            "JVM's split into tasks and the rest is per batch only):\n\n"
+            + cpu_table({hop: after[hop][str(a.large)] for hop in HOPS}) + "\n")
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('Batch cost per hop (benchmarks/hops)', body)}")

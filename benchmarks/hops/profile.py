@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from benchmarks.hops.cpu_parts import PartMeter, PhaseCpu
 from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, Settings, SparkConfig
 from icetide.devkit.embedded.broker import EmbeddedBroker
 from icetide.devkit.embedded.process import free_port
 from icetide.devkit.gen.clicks import GenOptions, produce_clicks
 from icetide.flows.loop import BatchResult, FlowLoop
-from icetide.runtime.metastore.service import stop_metastore
+from icetide.runtime.metastore.service import running, stop_metastore
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,20 +31,26 @@ HOPS = {
 PRODUCTS = tuple(str(i) for i in range(1, 10))  # the seed's productIds
 
 
-def _figures(results: list[BatchResult]) -> dict[str, float]:
-    """Median wall seconds, jobs and seconds per phase over ``results``."""
+Measured = tuple[BatchResult, dict[str, float]]  # a batch and its CPU-ms figures
+
+
+def _figures(measured: list[Measured]) -> dict[str, float]:
+    """Median wall seconds, jobs, seconds per phase and CPU-ms per part over the batches."""
+    results = [r for r, _ in measured]
     phases = sorted({k for r in results for k in r.phases})
     out = {"seconds": statistics.median(r.seconds for r in results),
            "jobs": statistics.median(r.jobs for r in results)}
     out.update({k: statistics.median(r.phases.get(k, 0.0) for r in results) for k in phases})
+    cpu = sorted({k for _, c in measured for k in c})
+    out.update({k: statistics.median(c.get(k, 0.0) for _, c in measured) for k in cpu})
     return out
 
 
-def _batch(loop: FlowLoop) -> BatchResult:
-    result = loop.run_batch()
+def _batch(loop: FlowLoop, cpu: PhaseCpu) -> Measured:
+    result, figures = cpu.batch(loop.run_batch)
     if result is None:
         raise SystemExit(f"{loop.flow.name}: nothing to do; the benchmark fed it no data")
-    return result
+    return result, figures
 
 
 _prices = itertools.count(1)
@@ -60,16 +67,16 @@ def _updates(shop: Any, count: int) -> None:
         conn.commit()
 
 
-def _round(loops: dict[str, FlowLoop], feed: Callable[[int], None], size: int
-           ) -> dict[str, BatchResult]:
+def _round(loops: dict[str, FlowLoop], feed: Callable[[int], None], size: int,
+           cpu: PhaseCpu) -> dict[str, Measured]:
     """Feed ``size`` events to every hop, then one measured batch per hop, upstream first."""
     feed(size)
-    return {name: _batch(loop) for name, loop in loops.items()}
+    return {name: _batch(loop, cpu) for name, loop in loops.items()}
 
 
 @contextlib.contextmanager
 def _pipeline(home: Path, conf: dict[str, str] | None = None
-              ) -> Iterator[tuple[Any, dict[str, FlowLoop], Callable[[int], None]]]:
+              ) -> Iterator[tuple[PartMeter, dict[str, FlowLoop], Callable[[int], None]]]:
     from icetide.devkit.demo.runner import DIMS_KEY
     from icetide.devkit.demo.shop import shop_database
     from icetide.engine.run import PipelineRun
@@ -93,8 +100,9 @@ def _pipeline(home: Path, conf: dict[str, str] | None = None
                 def feed(size: int) -> None:
                     produce_clicks(broker.bootstrap, TOPIC, GenOptions(count=size, seed=size))
                     _updates(shop, size)
+                service = running(settings)
                 try:
-                    yield spark, loops, feed
+                    yield PartMeter(spark, service.pid if service else None), loops, feed
                 finally:
                     stop_metastore(settings)  # the home's catalog service, started by Spark
 
@@ -102,13 +110,15 @@ def _pipeline(home: Path, conf: dict[str, str] | None = None
 def profile(home: Path, sizes: tuple[int, int], repeat: int,
             conf: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """hop → str(size) → median figures (``conf``: extra Spark conf)."""
-    found: dict[str, dict[int, list[BatchResult]]] = {h: {s: [] for s in sizes} for h in HOPS}
-    with _pipeline(home, conf) as (_, loops, feed):
-        for size in sizes:
-            _round(loops, feed, size)  # warm-up at this size
-            for _ in range(repeat):
-                batch = _round(loops, feed, size)
-                for hop, flow in HOPS.items():
-                    found[hop][size].append(batch[flow])
+    found: dict[str, dict[int, list[Measured]]] = {h: {s: [] for s in sizes} for h in HOPS}
+    with _pipeline(home, conf) as (meter, loops, feed):
+        cpu = PhaseCpu(meter)
+        with cpu.installed():
+            for size in sizes:
+                _round(loops, feed, size, cpu)  # warm-up at this size
+                for _ in range(repeat):
+                    batch = _round(loops, feed, size, cpu)
+                    for hop, flow in HOPS.items():
+                        found[hop][size].append(batch[flow])
     return {hop: {str(s): _figures(rs) for s, rs in by_size.items()}
             for hop, by_size in found.items()}

@@ -114,8 +114,9 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
     held.append(per_row)
     taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
-    types = {f.name: f.dataType.simpleString() for f in per_row.schema.fields}
-    prune = prune_predicate(per_row, match, types) if taken else None
+    # every retraction found its row: the chosen rows hold exactly the wanted match
+    # values, so the candidates' predicate is theirs too (no second pair of jobs)
+    prune = narrow if taken == want else None
     have = cand.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
     counts = per_row.join(have, _null_safe(per_row, have, columns)).select(
         *[per_row[c] for c in columns], per_row[_TAKE], have[_HAVE])
