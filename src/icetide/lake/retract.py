@@ -110,6 +110,7 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
         stored = stored.alias("t").where(narrow)
     cand = _candidates(stored, wanted, match).persist()
     held.append(cand)
+    found = cand.count()  # the one scan of the target; the rest reads the cached rows
     chosen = _chosen(cand, columns, match).drop(_RANK, _WANT)
     per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
     held.append(per_row)
@@ -117,17 +118,31 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     # every retraction found its row: the chosen rows hold exactly the wanted match
     # values, so the candidates' predicate is theirs too (no second pair of jobs)
     prune = narrow if taken == want else None
+    new_rows = df.where(F.col(RETRACT).isNull()).select(*columns).withColumn(_KIND, F.lit("I"))
+    removed = per_row.select(*columns).withColumn(_KIND, F.lit("D"))
+    if found == taken:  # every candidate goes (the usual case): no copy to put back
+        deleted = per_row.select(*columns, F.col(_TAKE).cast("int").alias(COPIES))
+        return MergePlan(removed.unionByName(new_rows), taken, want - taken, prune, deleted)
+    source, deleted = _putting_back(cand, per_row, columns)
+    return MergePlan(removed.unionByName(source).unionByName(new_rows), taken, want - taken,
+                     prune, deleted)
+
+
+def _putting_back(cand: DataFrame, per_row: DataFrame, columns: Sequence[str]
+                  ) -> tuple[DataFrame, DataFrame]:
+    """Where some stored copies of a chosen row stay: the ``I`` rows that put them back
+    (the MERGE deletes every copy), and the rows deleted with their ``COPIES``."""
+    from pyspark.sql import functions as F
+
+    from icetide.lake.changes import COPIES
+
     have = cand.groupBy(*columns).agg(F.count(F.lit(1)).alias(_HAVE))
     counts = per_row.join(have, _null_safe(per_row, have, columns)).select(
         *[per_row[c] for c in columns], per_row[_TAKE], have[_HAVE])
     keep = counts.where(F.col(_HAVE) > F.col(_TAKE)).select(
         *columns, F.explode(F.array_repeat(F.lit(1), (F.col(_HAVE) - F.col(_TAKE)).cast("int"))))
-    source = (per_row.select(*columns).withColumn(_KIND, F.lit("D"))
-              .unionByName(keep.select(*columns).withColumn(_KIND, F.lit("I")))
-              .unionByName(df.where(F.col(RETRACT).isNull()).select(*columns)
-                           .withColumn(_KIND, F.lit("I"))))
-    deleted = counts.select(*columns, F.col(_HAVE).cast("int").alias(COPIES))
-    return MergePlan(source, taken, want - taken, prune, deleted)
+    return (keep.select(*columns).withColumn(_KIND, F.lit("I")),
+            counts.select(*columns, F.col(_HAVE).cast("int").alias(COPIES)))
 
 
 def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str, str]
