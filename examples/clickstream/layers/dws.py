@@ -6,8 +6,8 @@
 ``dws.product_views`` (aggregation)
     ``count_views_uv`` folds each batch's click count per product (``views = sum``) and
     the pairs new to or gone from ``product_user`` (``uv = sum`` of +1/-1): an exact
-    distinct count maintained incrementally; ``name``/``product_price`` are the newest
-    non-null enrichment.
+    distinct count maintained incrementally; ``name``/``product_price`` are those of the
+    newest enriched click (a sequence group ordered by its ``updateTime``).
 ``dws.user_activity`` (aggregation, changelog)
     Click counters per user: clicks, total expendTime, last click.
 ``dws.user_profile`` (partial-update with sequence groups)
@@ -58,15 +58,20 @@ dp.create_streaming_table(
     table_properties=REWRITTEN_IN_PLACE,
     primary_key=["productId"],
     partition_cols=SMALL,
-    merge_engine=dp.aggregation(views="sum", uv="sum", _seq="max"),
+    # name and price come from the newest enriched click (its updateTime: name_seq), so
+    # removing older clicks (an erase) provably leaves them as they are: no recomputation
+    merge_engine=dp.aggregation(views="sum", uv="sum", _seq="max",
+                                sequence_groups={"name_seq": ["name", "product_price"]}),
     # freshness: `tables:` in icetide-pipeline.yml (10 s unless the run sets it)
 )
 
+#: A click that carries the product's enrichment (the lookup found the product).
+ENRICHED = "name IS NOT NULL OR product_price IS NOT NULL"
+
 
 def _newest(column: str) -> Column:
-    """The column's newest non-null value (by ``updateTime``) among the clicks."""
-    return F.expr(f"max_by({column}, updateTime) FILTER (WHERE {column} IS NOT NULL)"
-                  ).alias(column)
+    """The column's value in the newest enriched click (by ``updateTime``)."""
+    return F.expr(f"max_by({column}, updateTime) FILTER (WHERE {ENRICHED})").alias(column)
 
 
 @dp.append_flow(target="dws.product_views")
@@ -88,6 +93,7 @@ def count_views_uv() -> DataFrame:
         F.count(F.lit(1)).alias("views"),
         F.lit(0).cast("bigint").alias("uv"),
         F.max("updateTime").cast("bigint").alias("_seq"),
+        F.expr(f"max(updateTime) FILTER (WHERE {ENRICHED})").cast("bigint").alias("name_seq"),
     )
     # +I: a pair new to the product; -D: a pair gone (all its clicks were removed)
     pairs = dp.read_stream("dws.product_user").where(F.col("_op").isin("+I", "-D"))
@@ -97,6 +103,7 @@ def count_views_uv() -> DataFrame:
         F.lit(0).cast("bigint").alias("views"),
         F.sum(F.when(F.col("_op") == "+I", 1).otherwise(-1)).cast("bigint").alias("uv"),
         F.lit(None).cast("bigint").alias("_seq"),
+        F.lit(None).cast("bigint").alias("name_seq"),
     )
     return views.unionByName(visitors)
 

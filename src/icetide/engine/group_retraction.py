@@ -7,9 +7,10 @@ affected key, what the removed rows had contributed. For a table with the
 * ``A`` — **retracted by arithmetic**: every ``sum`` column takes ``-gone`` as an
   increment (exact: a sum is invertible); every other column is provably unchanged —
   ``max``/``min`` because the removed rows' extreme is strictly inside the stored one
-  (its row remains), ``last_non_null``/``first_non_null``/``bool_*`` because the removed
-  rows gave the column no value. The group must also be provably non-empty: a ``max``
-  or ``min`` shown unchanged, or a row count left above zero.
+  (its row remains), a sequence group's columns because no removed row carried the
+  group's stored (newest) sequence, ``last_non_null``/``first_non_null``/``bool_*``
+  because the removed rows gave the column no value. The group must also be provably
+  non-empty: a ``max`` or ``min`` shown unchanged, or a row count left above zero.
 * ``D`` — **emptied**: a row-count column (a ``sum`` of the query's ``count(1)``) drops to
   zero, so every row of the group was removed: the stored row goes (what this batch
   added to the key, if anything, becomes the row).
@@ -102,7 +103,10 @@ def _verdict(engine: Aggregation, columns: Sequence[str], counted: set[str]) -> 
     ok, proofs, empty = [], [], []
     for c in columns:
         fn, g, s = engine.function_of(c), F.col(f"g.{c}"), F.col(f"s.{c}")
-        if fn == "sum":
+        seq = engine.group_of(c)
+        if seq is not None:  # kept unless a removed row was the group's newest
+            ok.append(F.col(f"g.{seq}").isNull() | (F.col(f"g.{seq}") < F.col(f"s.{seq}")))
+        elif fn == "sum":
             ok.append(F.lit(True))
             if c in counted:
                 left = s - F.coalesce(g, F.lit(0))

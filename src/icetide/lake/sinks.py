@@ -24,8 +24,8 @@ from icetide.lake.retract import RETRACT, append_with_retractions
 from icetide.model.keys import MarkerKeys
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import ADD_OPS, MergeEngine
+from icetide.tables.merge_fold_sql import DEL
 from icetide.tables.merge_sql import (
-    DEL,
     GONE,
     REPL,
     MergeSpec,

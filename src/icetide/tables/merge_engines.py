@@ -150,11 +150,14 @@ def normalize_function(function: str, where: str = "aggregation") -> str:
 
 @dataclass(frozen=True)
 class Aggregation:
-    """Each non-key column is folded with its aggregate function."""
+    """Each non-key column is folded with its aggregate function; the columns of a
+    sequence group all take the values of the row with the newest group sequence (a
+    ``max`` column), as Paimon's ``fields.<seq>.sequence-group`` does."""
 
     functions: Mapping[str, str] = field(default_factory=dict, hash=False)
     default: str = "last_non_null"
     on_delete: str = "error"
+    sequence_groups: Mapping[str, Sequence[str]] = field(default_factory=dict, hash=False)
     name: ClassVar[str] = "aggregation"
 
     def __post_init__(self) -> None:
@@ -163,8 +166,10 @@ class Aggregation:
         for col, fn in dict(self.functions).items():
             _check_name(self.name, "a function's column", col)
             funcs[col] = normalize_function(fn, f"aggregation column {col!r}")
-        object.__setattr__(self, "functions", MappingProxyType(funcs))
         object.__setattr__(self, "default", normalize_function(self.default, "aggregation default"))
+        groups = _aggregation_groups(self, funcs)
+        object.__setattr__(self, "functions", MappingProxyType(funcs))
+        object.__setattr__(self, "sequence_groups", MappingProxyType(groups))
         if self.on_delete == "retract":
             bad = {c: f for c, f in funcs.items() if f not in RETRACTABLE_FUNCTIONS}
             if self.default not in RETRACTABLE_FUNCTIONS:
@@ -180,6 +185,36 @@ class Aggregation:
     def function_of(self, column: str) -> str:
         """The aggregate function of ``column`` (its own or the default)."""
         return self.functions.get(column, self.default)
+
+    def group_of(self, column: str) -> str | None:
+        """The sequence field of the group ``column`` belongs to, or ``None``."""
+        return next((seq for seq, cols in self.sequence_groups.items() if column in cols), None)
+
+
+def _aggregation_groups(engine: Aggregation, funcs: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Checked sequence groups of an aggregation; each group's sequence field is a ``max``
+    (added to ``funcs`` when not declared)."""
+    groups = {seq: _member_list(cols) for seq, cols in dict(engine.sequence_groups).items()}
+    if groups and engine.on_delete == "retract":
+        raise PipelineError("aggregation: sequence_groups cannot be retracted row by row "
+                            "(on_delete='retract'): use on_delete='ignore' or 'error'")
+    seen: set[str] = set()
+    for seq, cols in groups.items():
+        _check_name(engine.name, "a sequence group's sequence field", seq)
+        if funcs.setdefault(seq, "max") != "max":
+            raise PipelineError(f"aggregation: sequence group field {seq!r} must be aggregated "
+                                f"with max (it is {funcs[seq]!r}): drop its function")
+        for col in cols:
+            _check_name(engine.name, f"a column of sequence group {seq!r}", col)
+            if col in seen or col in groups or col in funcs:
+                raise PipelineError(
+                    f"aggregation: column {col!r} of sequence group {seq!r} is already a "
+                    "sequence field, in another group or given a function: a group's columns "
+                    "take the values of its newest row, nothing else")
+            seen.add(col)
+        if not cols:
+            raise PipelineError(f"aggregation: sequence group {seq!r} lists no column")
+    return groups
 
 
 @dataclass(frozen=True)
@@ -221,10 +256,14 @@ def aggregation(
     *,
     default: str = "last_non_null",
     on_delete: str = "error",
+    sequence_groups: Mapping[str, Sequence[str] | str] | None = None,
     **columns: str,
 ) -> Aggregation:
-    """``merge_engine=aggregation(views="sum", last_seen="max")``."""
-    return Aggregation({**(functions or {}), **columns}, default, on_delete)
+    """``merge_engine=aggregation(views="sum", last_seen="max")``;
+    ``sequence_groups={"name_seq": ["name", "price"]}``: those columns come from the row
+    with the newest ``name_seq`` (a NULL sequence leaves the group as it is)."""
+    groups = {k: _member_list(v) for k, v in (sequence_groups or {}).items()}
+    return Aggregation({**(functions or {}), **columns}, default, on_delete, groups)
 
 
 def first_row(sequence_field: str | None = None, *, on_delete: str = "ignore") -> FirstRow:
@@ -339,7 +378,7 @@ def _parse_call(text: str) -> dict[str, Any]:
 _ENGINE_ARGS: dict[str, tuple[str, ...]] = {
     "deduplicate": ("sequence_field", "on_delete"),
     "partial-update": ("sequence_field", "sequence_groups", "on_delete", "remove_empty"),
-    "aggregation": ("functions", "default", "on_delete"),
+    "aggregation": ("functions", "default", "on_delete", "sequence_groups"),
     "first-row": ("sequence_field", "on_delete"),
 }
 

@@ -37,6 +37,15 @@ from icetide.tables.merge_engines import (
     PartialUpdate,
     parse_merge_engine,
 )
+from icetide.tables.merge_fold_sql import (
+    DEL,
+    agg_batch,
+    agg_merge,
+    filter_sql,
+    group_batch,
+    group_merge,
+    struct_sql,
+)
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified, raise_error_sql, sql_and, sql_string
 
@@ -44,7 +53,6 @@ EngineLike = MergeEngine | str | Mapping[str, object]
 
 
 INTERNAL_PREFIX = "__icetide_"
-DEL = "__icetide_del"  # the collapsed row of a key is a retraction
 RESET = "__icetide_reset"  # a retraction happened inside the batch (partial-update remove)
 DEL_SEQ = "__icetide_del_seq"  # sequence of the batch's last retraction
 ORD = "__icetide_ord"  # the source's ordinal column
@@ -142,6 +150,8 @@ def _column_problem(engine: MergeEngine, spec: MergeSpec) -> str | None:
             named += [(f"group {seq!r} column", m) for m in members]
     if isinstance(engine, Aggregation):
         named += [("aggregated column", c) for c in engine.functions]
+        named += [(f"group {seq!r} column", m)
+                  for seq, members in engine.sequence_groups.items() for m in members]
     for what, col in named:
         if col not in values:
             return f"{what} {col!r} is not a non-key column; non-key columns are {listed(values)}"
@@ -155,23 +165,15 @@ def _column_problem(engine: MergeEngine, spec: MergeSpec) -> str | None:
 
 
 def _needs_order(engine: MergeEngine, spec: MergeSpec) -> bool:
-    if isinstance(engine, Aggregation):
-        return any(engine.function_of(c) in ORDERED_FUNCTIONS for c in spec.value_columns)
+    if isinstance(engine, Aggregation):  # a sequence group is ordered by its own field
+        return any(engine.function_of(c) in ORDERED_FUNCTIONS for c in spec.value_columns
+                   if engine.group_of(c) is None)
     return True
 
 
 def _order(engine: MergeEngine, spec: MergeSpec) -> list[str]:
     seq = None if isinstance(engine, Aggregation) else engine.sequence_field
     return ([q(seq)] if seq else []) + ([ORD] if spec.ordinal_column else [])
-
-
-def _struct(fields: Sequence[str]) -> str:
-    return f"struct({', '.join(fields)})"
-
-
-def _filter(*conditions: str | None) -> str:
-    cond = sql_and(*conditions)
-    return "" if cond == "TRUE" else f" FILTER (WHERE {cond})"
 
 
 def _newer(src: str, tgt: str) -> str:
@@ -255,18 +257,18 @@ def _first_row(engine: FirstRow, spec: MergeSpec) -> MergeActions:
 def _partial_batch(engine: PartialUpdate, spec: MergeSpec, col: str, alive: str | None) -> str:
     c = q(col)
     if col == engine.sequence_field or col in engine.sequence_groups:
-        return f"max({c}){_filter(alive)}"
+        return f"max({c}){filter_sql(alive)}"
     group = engine.group_of(col)
     if group is not None:
-        order = _struct([q(group)] + ([ORD] if spec.ordinal_column else []))
-        return f"max_by({c}, {order}){_filter(alive, f'{q(group)} IS NOT NULL')}"
-    return f"max_by({c}, {_struct(_order(engine, spec))}){_filter(alive, f'{c} IS NOT NULL')}"
+        order = struct_sql([q(group)] + ([ORD] if spec.ordinal_column else []))
+        return f"max_by({c}, {order}){filter_sql(alive, f'{q(group)} IS NOT NULL')}"
+    return f"max_by({c}, {struct_sql(_order(engine, spec))}){filter_sql(alive, f'{c} IS NOT NULL')}"
 
 
 def _partial_collapse(engine: PartialUpdate, spec: MergeSpec) -> str:
     remove = _keeps_retractions(engine, spec)
     alive = "__icetide_alive" if remove else None
-    order = _struct(_order(engine, spec))
+    order = struct_sql(_order(engine, spec))
     items = [q(k) for k in spec.keys]
     items += [f"{_partial_batch(engine, spec, c, alive)} AS {q(c)}" for c in spec.value_columns]
     source = f"({_base_sql(engine, spec)}) AS __icetide_b"
@@ -328,45 +330,24 @@ def _partial_update(engine: PartialUpdate, spec: MergeSpec) -> MergeActions:
     )
 
 
-def _agg_batch(fn: str, col: str, order: str, retract: bool) -> str:
-    c = q(col)
-    if fn == "sum":
-        return f"sum(CASE WHEN {DEL} THEN -{c} ELSE {c} END)" if retract else f"sum({c})"
-    if fn == "count":
-        if retract:
-            return f"sum(CASE WHEN {c} IS NULL THEN 0 WHEN {DEL} THEN -1 ELSE 1 END)"
-        return f"count({c})"
-    if fn in ("min", "max", "bool_and", "bool_or"):
-        return f"{fn}({c})"
-    by = "max_by" if fn.startswith("last") else "min_by"
-    non_null = f"{c} IS NOT NULL" if fn.endswith("non_null") else None
-    return f"{by}({c}, {order}){_filter(non_null, f'NOT {DEL}' if retract else None)}"
-
-
-def _agg_merge(fn: str, col: str) -> str:
-    s, t = f"s.{q(col)}", f"t.{q(col)}"
-    combine = {"sum": "+", "bool_and": "AND", "bool_or": "OR"}
-    if fn in combine:
-        both = f"{t} {combine[fn]} {s}"
-        return f"CASE WHEN {t} IS NULL THEN {s} WHEN {s} IS NULL THEN {t} ELSE {both} END"
-    simple = {
-        "count": f"coalesce({t}, 0) + {s}", "min": f"least({t}, {s})",
-        "max": f"greatest({t}, {s})", "last_non_null": f"coalesce({s}, {t})",
-        "last_value": s, "first_non_null": f"coalesce({t}, {s})", "first_value": t,
-    }
-    return simple[fn]
-
-
 def _aggregation(engine: Aggregation, spec: MergeSpec) -> MergeActions:
     retract = _keeps_retractions(engine, spec)
-    order = _struct(_order(engine, spec)) if spec.ordinal_column else "NULL"
-    items = [q(k) for k in spec.keys] + [
-        f"{_agg_batch(engine.function_of(c), c, order, retract)} AS {q(c)}"
-        for c in spec.value_columns
-    ]
+    order = struct_sql(_order(engine, spec)) if spec.ordinal_column else "NULL"
+
+    def batch(c: str) -> str:
+        seq = engine.group_of(c)
+        if seq is not None:
+            return group_batch(seq, c, order, retract)
+        return agg_batch(engine.function_of(c), c, order, retract)
+
+    def merge(c: str) -> str:
+        seq = engine.group_of(c)
+        return group_merge(seq, c) if seq is not None else agg_merge(engine.function_of(c), c)
+
+    items = [q(k) for k in spec.keys] + [f"{batch(c)} AS {q(c)}" for c in spec.value_columns]
     collapse = (f"SELECT {', '.join(items)}\nFROM ({_base_sql(engine, spec)}) AS __icetide_b\n"
                 f"GROUP BY {_keys(spec)}")
-    assignments = tuple((c, _agg_merge(engine.function_of(c), c)) for c in spec.value_columns)
+    assignments = tuple((c, merge(c)) for c in spec.value_columns)
     return MergeActions(collapse, None, "TRUE" if assignments else None, assignments, "TRUE")
 
 

@@ -52,3 +52,34 @@ def test_groups_split_into_arithmetic_emptied_and_recomputed(spark: SparkSession
         assert {r.k for r in split.recompute.collect()} == {"c", "d"}
     finally:
         ctx.release()
+
+
+GROUPED = Aggregation({"n": "sum"}, sequence_groups={"seq": ["label"]})
+
+
+def _grouped(clicks: DataFrame) -> DataFrame:
+    return clicks.groupBy("k").agg(
+        F.count(F.lit(1)).alias("n"),
+        F.expr("max(v) FILTER (WHERE label IS NOT NULL)").alias("seq"),
+        F.expr("max_by(label, v) FILTER (WHERE label IS NOT NULL)").alias("label"))
+
+
+def test_a_sequence_group_is_recomputed_only_when_its_newest_row_goes(
+        spark: SparkSession) -> None:
+    target = f"lake.grp.t{next(_n)}"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.grp")
+    stored = [("a", 1, "old"), ("a", 5, "new"),  # loses an older labelled row: stays
+              ("b", 2, "old"), ("b", 6, "new"),  # loses its newest labelled row: recomputed
+              ("c", 3, None), ("c", 4, "x")]  # loses an unlabelled row: stays
+    _grouped(_clicks(spark, stored)).writeTo(target).using("iceberg").create()
+    removed = _clicks(spark, [("a", 1, "old"), ("b", 6, "new"), ("c", 3, None)])
+    ctx = BatchContext(spark=spark, flow="f", catalog="lake", sources={}, batches={})
+    out = _grouped(_clicks(spark, [("z", 1, "q")]))
+    split = split_groups(ctx, out, _grouped(removed), target, ["k"], GROUPED)
+    try:
+        assert {(r.k, r.n, r.seq, r.label) for r in split.increments.collect()} == {
+            ("a", -1, None, None), ("c", -1, None, None)}  # the group left as it is
+        assert {r.k for r in split.recompute.collect()} == {"b"}
+        assert split.emptied.count() == 0
+    finally:
+        ctx.release()

@@ -264,6 +264,18 @@ def test_aggregation_retract_sum_and_count(sp: SparkSession) -> None:
     assert t.rows()[1] == {"id": 1, "views": 8, "cnt": 1, "name": "c"}
 
 
+def test_aggregation_sequence_group_follows_its_newest_row(sp: SparkSession) -> None:
+    cols = {"id": "int", "views": "bigint", "s": "bigint", "name": "string", "p": "int"}
+    t = Table(sp, aggregation(views="sum", sequence_groups={"s": ["name", "p"]}), cols, ["id"])
+    t.run([r(1, 0, views=1, s=5, name="five", p=5), r(1, 1, views=1, s=3, name="three", p=3),
+           r(1, 2, views=1, s=None, name=None, p=None)], OPS)
+    assert t.rows()[1] == {"id": 1, "views": 3, "s": 5, "name": "five", "p": 5}
+    t.run([r(1, 0, views=1, s=4, name="late", p=4)], OPS)  # older: the group stays
+    assert t.rows()[1] == {"id": 1, "views": 4, "s": 5, "name": "five", "p": 5}
+    t.run([r(1, 0, views=1, s=9, name="nine", p=None)], OPS)  # newer: the whole group moves
+    assert t.rows()[1] == {"id": 1, "views": 5, "s": 9, "name": "nine", "p": None}
+
+
 def test_first_row(sp: SparkSession) -> None:
     t = Table(sp, FirstRow(), {"id": "int", "v": "string"}, ["id"])
     logged = t.run([r(1, 1, v="second"), r(1, 0, v="first"), r(2, 2, "-D", v="gone")], OPS)

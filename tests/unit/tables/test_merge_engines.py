@@ -134,3 +134,28 @@ def test_specs_are_frozen_and_group_lookup() -> None:
         pu.sequence_field = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         pu.sequence_groups["h"] = ("c",)  # type: ignore[index]
+
+
+def test_an_aggregation_sequence_group_is_a_max_with_its_columns() -> None:
+    engine = aggregation(views="sum", sequence_groups={"name_seq": "name, price"})
+    assert engine.sequence_groups == {"name_seq": ("name", "price")}
+    assert engine.function_of("name_seq") == "max"  # added: the group's newest
+    assert engine.group_of("price") == "name_seq" and engine.group_of("views") is None
+    paimon = parse_merge_engine({"merge-engine": "aggregation",
+                                 "fields.s.sequence-group": "a,b"})
+    assert isinstance(paimon, Aggregation) and paimon.group_of("b") == "s"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sequence_groups": {"s": ["a"]}, "on_delete": "retract"}, "cannot be retracted"),
+        ({"sequence_groups": {"s": ["a"]}, "s": "sum"}, "must be aggregated with max"),
+        ({"sequence_groups": {"s": ["a"]}, "a": "max"}, "given a function"),
+        ({"sequence_groups": {"s": ["a"], "t": ["a"]}}, "in another group"),
+        ({"sequence_groups": {"s": []}}, "lists no column"),
+    ],
+)
+def test_aggregation_sequence_group_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(PipelineError, match=message):
+        aggregation(**kwargs)

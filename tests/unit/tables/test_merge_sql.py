@@ -271,3 +271,15 @@ def test_every_generated_merge_parses_as_one_merge(engine: object, replacing: bo
     sql = merge_sql(engine, dataclasses.replace(made, replacing=replacing))  # type: ignore[arg-type]
     parsed = sqlglot.parse(sql, read="spark")
     assert len(parsed) == 1 and isinstance(parsed[0], exp.Merge)
+
+
+def test_an_aggregation_sequence_group_takes_the_newest_rows_values() -> None:
+    eng = aggregation(v="sum", sequence_groups={"s": ["a", "b"]})
+    sql = merge_sql(eng, spec(("id", "v", "s", "a", "b"), ordinal_column=None))
+    assert "max(`s`) AS `s`" in sql
+    assert "max_by(`a`, struct(`s`, NULL)) FILTER (WHERE `s` IS NOT NULL) AS `a`" in sql
+    assert ("`b` = CASE WHEN s.`s` IS NOT NULL AND coalesce(s.`s` >= t.`s`, TRUE) THEN s.`b` "
+            "ELSE t.`b` END") in sql
+    assert "`s` = greatest(t.`s`, s.`s`)" in sql
+    with pytest.raises(PipelineError, match="group 's' column 'c' is not a non-key column"):
+        merge_sql(aggregation(sequence_groups={"s": ["c"]}), spec(("id", "s", "a")))
