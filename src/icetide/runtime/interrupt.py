@@ -1,10 +1,10 @@
 """Stopping promptly: one process-wide stop request that every wait honours.
 
-``icetide run`` calls :func:`request_stop` on SIGINT/SIGTERM. Every wait of icetide
-(retry loops and readiness polls, :mod:`icetide.runtime.retry`; a generator's pacing; the
-scheduler's idle time) goes through :func:`pause` instead of ``time.sleep``: it returns
-early and raises :class:`Interrupted` once a stop is requested, so a run that is backing
-off from an unreachable broker or database still ends within a second.
+``icetide run`` calls :func:`request_stop` on SIGINT/SIGTERM. Retry loops and readiness
+polls (:mod:`icetide.runtime.retry`), the generators' pacing and the scheduler's idle time
+wait with :func:`pause` instead of ``time.sleep``: it returns early and raises
+:class:`Interrupted` once a stop is requested, so a run that is backing off from an
+unreachable broker or database still ends within a second.
 """
 
 from __future__ import annotations
