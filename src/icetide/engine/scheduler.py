@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
-from icetide.runtime.interrupt import Interrupted
+from icetide.runtime.interrupt import Interrupted, pause
 from icetide.runtime.startup import phase
 
 if TYPE_CHECKING:
@@ -256,12 +256,13 @@ class DagScheduler:
         self.concurrency = max(1, concurrency)
         self.on_batch = on_batch
         self.on_error = on_error
-        self._wake = threading.Condition()
-        self._ended = False  # a batch ended since the scheduler last looked (under _wake)
+        #: A batch ended (or slots came in) since the scheduler last looked: it wakes.
+        self._ended = threading.Event()
         self._errors: list[BaseException] = []
         self.pools = pool_names(self.slots)
         #: Slots handed in while the run goes on (:meth:`add`), admitted by its loop.
         self._incoming: list[Slot] = []
+        self._incoming_lock = threading.Lock()
         #: Held while the slots' links change, and by a committed batch marking its
         #: consumers dirty.
         self._links = threading.Lock()
@@ -270,10 +271,9 @@ class DagScheduler:
         """Join ``slots`` to a running scheduler (thread-safe): a flow compiled while the
         flows compiled before it already run. The run's loop links them to their
         producers and consumers (:func:`link` on every slot) before its next pick."""
-        with self._wake:
+        with self._incoming_lock:
             self._incoming.extend(slots)
-            self._ended = True
-            self._wake.notify_all()
+        self._ended.set()
 
     def fail(self, exc: BaseException) -> None:
         """Stop the run with ``exc`` (e.g. a flow that could not be compiled)."""
@@ -281,7 +281,7 @@ class DagScheduler:
         self._notify()
 
     def _admit(self) -> None:
-        with self._wake:
+        with self._incoming_lock:
             new, self._incoming = self._incoming, []
         if not new:
             return
@@ -307,7 +307,7 @@ class DagScheduler:
                     slot.take(now)
                     running.append(pool.submit(self._batch, slot, stop))
                 self._maintain(maintenance_pool)
-                self._sleep(now)
+                self._idle(now)
             stop.set()
         if self._errors:
             first = self._errors[0]
@@ -357,20 +357,18 @@ class DagScheduler:
                 picked.append(slot)
         return picked
 
-    def _sleep(self, now: float) -> None:
+    def _idle(self, now: float) -> None:
         """Until the next slot may start. A slot still ready after :meth:`_pick` found no
         free worker or its target busy: it waits for a batch's end (:meth:`_notify`),
-        not in a busy loop."""
+        not in a busy loop. A batch that ended since ``now`` is not waited for. The run's
+        own ``stop`` ends it (looked at every ``TICK_S``), not a stop request: that ends
+        the batches' retry waits, and ``icetide run`` sets ``stop`` with it."""
         wake = min((s.wake_at() for s in self.slots if not s.ready(now)), default=math.inf)
-        with self._wake:
-            if not self._ended:  # a batch that ended since `now` is not waited for
-                self._wake.wait(min(TICK_S, max(0.0, wake - now)) or 0.01)
-            self._ended = False
+        pause(min(TICK_S, max(0.0, wake - now)) or 0.01, self._ended, interruptible=False)
+        self._ended.clear()
 
     def _notify(self) -> None:
-        with self._wake:
-            self._ended = True
-            self._wake.notify_all()
+        self._ended.set()
 
     def _batch(self, slot: Slot, stop: threading.Event) -> None:
         began = time.monotonic()

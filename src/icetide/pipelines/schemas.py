@@ -5,15 +5,16 @@ sqlglot, so quotes, nested types and comments need no hand-written splitting.
 
 Schemas are plain mappings of column name → Spark SQL type string (``"bigint"``,
 ``"struct<a:int>"``), so they can be compared without a JVM. Column names compare
-case-insensitively (Spark's default); types are compared after normalising aliases
-(``integer``→``int``, ``long``→``bigint``, ``varchar(n)``→``string``, ...).
+case-insensitively (Spark's default); types are compared as sqlglot spells them, so
+aliases compare equal (``integer``→``int``, ``long``→``bigint``, ``varchar(n)``→``string``,
+...) and a struct's field names stay names.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -21,22 +22,35 @@ from sqlglot.errors import SqlglotError
 
 from icetide.errors import PipelineError
 
-_ALIASES = {
-    "integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint",
-    "real": "float", "bool": "boolean", "dec": "decimal", "numeric": "decimal",
-    "text": "string",
-}
-_WORD_RE = re.compile(r"[a-z_][a-z0-9_]*")
-_CHAR_RE = re.compile(r"\b(?:var)?char\(\d+\)")
-_BARE_DECIMAL_RE = re.compile(r"\bdecimal\b(?!\()")
+_STRING = exp.DataType.build("string")
+_DEFAULT_DECIMAL = exp.DataType.build("decimal(10, 0)")
 
 
+@lru_cache(maxsize=4096)
 def normalize_type(type_sql: str) -> str:
-    """A canonical spelling of a Spark SQL type, for comparison."""
-    text = re.sub(r"\s+", "", type_sql.strip().lower())
-    text = _CHAR_RE.sub("string", text)
-    text = _WORD_RE.sub(lambda m: _ALIASES.get(m.group(0), m.group(0)), text)
-    return _BARE_DECIMAL_RE.sub("decimal(10,0)", text)
+    """A canonical spelling of a Spark SQL type, for comparison: read by sqlglot (Spark
+    dialect), which writes each alias one way (``integer``→``int``, ``long``→``bigint``,
+    ``numeric``→``decimal``); ``varchar(n)`` and ``char(n)`` are ``string``, a bare
+    ``decimal`` is ``decimal(10,0)``; lower case, without spaces. A type sqlglot does not
+    know (Spark's ``void``) is only lower-cased and stripped of spaces."""
+    try:
+        tree = exp.DataType.build(type_sql, dialect="spark")
+    except SqlglotError:
+        return "".join(type_sql.lower().split())
+    return _spelling(tree)
+
+
+def _canonical(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.DataType):
+        if node.is_type(exp.DType.VARCHAR, exp.DType.CHAR):
+            return _STRING.copy()
+        if node.is_type(exp.DType.DECIMAL) and not node.expressions:
+            return _DEFAULT_DECIMAL.copy()
+    return node
+
+
+def _spelling(tree: exp.DataType) -> str:
+    return "".join(tree.transform(_canonical).sql("spark").lower().split())
 
 
 def _columns(ddl: str) -> list[exp.ColumnDef]:
@@ -72,7 +86,7 @@ def parse_ddl(ddl: str) -> dict[str, str]:
                 "'uid BIGINT, eventTime TIMESTAMP'")
         if name.name.lower() in (c.lower() for c in columns):
             raise PipelineError(f"schema {ddl!r} lists column {name.name!r} twice: remove one")
-        columns[name.name] = normalize_type(kind.sql("spark"))
+        columns[name.name] = _spelling(kind)
     if not columns:
         raise PipelineError(f"schema {ddl!r} has no columns: write e.g. 'uid BIGINT'")
     return columns

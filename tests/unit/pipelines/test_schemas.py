@@ -22,6 +22,10 @@ from icetide.pipelines.schemas import (
         ("ARRAY<STRUCT<a: INTEGER, b: LONG>>", "array<struct<a:int,b:bigint>>"),
         ("map<string, bool>", "map<string,boolean>"),
         ("timestamp", "timestamp"),
+        # a struct's field names are names, not types to spell out
+        ("STRUCT<long: LONG, text: TEXT, decimal: DECIMAL>",
+         "struct<long:bigint,text:string,decimal:decimal(10,0)>"),
+        ("void", "void"),  # Spark's NullType, which sqlglot does not read
     ],
 )
 def test_normalize_type(raw: str, normal: str) -> None:

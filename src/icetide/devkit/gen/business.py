@@ -30,6 +30,7 @@ import pymysql
 from pymysql.cursors import Cursor
 
 from icetide.devkit.gen.seed_rows import PRODUCTS, USER_MEMBERS
+from icetide.runtime.interrupt import pause
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,8 @@ class BusinessUpdates:
 def run_business_updates(connect: Callable[[], pymysql.Connection[Cursor]],
                          options: BusinessOptions,
                          stop: threading.Event | None = None) -> BusinessReport:
-    """Make changes at ``options.rate`` until the duration, the count or ``stop`` ends it."""
+    """Make changes at ``options.rate`` until the duration, the count or ``stop`` ends it;
+    a stop request raises :class:`~icetide.runtime.interrupt.Interrupted`."""
     stop = stop or threading.Event()
     conn = connect()
     conn.autocommit(True)
@@ -125,7 +127,7 @@ def run_business_updates(connect: Callable[[], pymysql.Connection[Cursor]],
                 break
             gen.step()
             due = start + gen.report.total / options.rate
-            stop.wait(max(0.0, due - time.monotonic()))
+            pause(max(0.0, due - time.monotonic()), stop)
     finally:
         conn.close()
     log.info("business updates: %s", dict(gen.report.counts))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message, Producer
 
 from icetide.errors import SourceError
+from icetide.runtime.interrupt import pause
 
 log = logging.getLogger(__name__)
 
@@ -165,15 +166,13 @@ class Pacer:
         return default if self.rate is None else max(1, min(default, int(self.rate / 100)))
 
     def wait(self, sent: int, stop: threading.Event | None = None) -> None:
-        """Block until ``sent`` events are due (no-op without a rate)."""
+        """Block until ``sent`` events are due (no-op without a rate) or ``stop`` is set;
+        a stop request raises :class:`~icetide.runtime.interrupt.Interrupted`."""
         if self.rate is None:
             return
         delay = self.began + sent / self.rate - time.monotonic()
         if delay > 0:
-            if stop is not None:
-                stop.wait(delay)
-            else:
-                time.sleep(delay)
+            pause(delay, stop)
 
 
 def producer_config(
@@ -307,7 +306,7 @@ def _run(
         _send(producer, topic, gen.batch(n))
         producer.poll(0)
         if opts.sleep_ms > 0:
-            time.sleep(opts.sleep_ms / 1000)
+            pause(opts.sleep_ms / 1000, stop)
         pacer.wait(gen.total, stop)
         if progress is not None:
             progress(gen.total)
