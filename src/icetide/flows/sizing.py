@@ -10,8 +10,10 @@ flow's throughput (records in per second of batch) times the seconds allowed.
 Throughput is learnt from the flow's own batches. A batch that filled its cap measures it
 (moving average); one that took all there was only raises it, since its fixed costs
 (planning, the commit) weigh more on few records than on many. At a restart the newest
-marker's ``rows-in`` and ``batch-ms`` seed it. Per batch the cap moves at most ×4 up and
-÷2 down, never below :data:`FLOOR` nor above the flow's own ``max_records``.
+marker's ``rows-in`` and ``batch-ms`` seed it, at :data:`COLD_SHARE` of that rate: a new
+process's first batch pays for a cold JVM (class loading, JIT) that the marker's warm batch
+did not. Per batch the cap moves at most ×4 up and ÷2 down, never below :data:`FLOOR` nor
+above the flow's own ``max_records``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ FLOOR = 1_000
 #: Records per second assumed before the flow has any history (no batch, no marker).
 INITIAL_RATE = 10_000.0
 GROWTH, SHRINK, SMOOTHING = 4.0, 0.5, 0.5
+#: The share of a marker's (warm) rate a restarted flow's first batch is sized with.
+COLD_SHARE = 0.5
 
 
 @dataclass
@@ -37,7 +41,7 @@ class BatchSizer:
     def seed(self, rows_in: int, batch_ms: int | None) -> None:
         """Take the throughput of the batch a marker records, when none is known yet."""
         if self.rate is None and batch_ms and rows_in > 0:
-            self.rate = rows_in * 1000.0 / batch_ms
+            self.rate = COLD_SHARE * rows_in * 1000.0 / batch_ms
 
     def cap(self, seconds: float | None) -> int | None:
         """Records the next batch may take to last about ``seconds`` (``None``: no time

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icetide.flows.sizing import FLOOR, INITIAL_RATE, BatchSizer
+from icetide.flows.sizing import COLD_SHARE, FLOOR, INITIAL_RATE, BatchSizer
 
 
 def test_without_a_time_bound_the_ceiling_alone_caps() -> None:
@@ -15,12 +15,12 @@ def test_before_any_history_an_assumed_rate_sizes_the_first_batch() -> None:
     assert BatchSizer(ceiling=20_000).cap(5.0) == 20_000  # the flow's own cap still holds
 
 
-def test_a_marker_seeds_the_rate_at_a_restart() -> None:
+def test_a_marker_seeds_the_rate_at_a_restart_discounted_for_a_cold_jvm() -> None:
     sizer = BatchSizer()
-    sizer.seed(rows_in=8_000, batch_ms=2_000)  # 4,000 records/s
-    assert sizer.cap(5.0) == 20_000
+    sizer.seed(rows_in=8_000, batch_ms=2_000)  # 4,000 records/s, warm
+    assert sizer.rate == 4_000 * COLD_SHARE and sizer.cap(5.0) == int(20_000 * COLD_SHARE)
     sizer.seed(rows_in=1, batch_ms=1_000)  # a rate once known is not replaced by a marker
-    assert sizer.rate == 4_000
+    assert sizer.rate == 4_000 * COLD_SHARE
 
 
 def test_a_filled_batch_measures_the_rate_a_caught_up_one_only_raises_it() -> None:
