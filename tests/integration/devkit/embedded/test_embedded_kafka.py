@@ -6,23 +6,32 @@ import socket
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from tests.conftest import create_topic
 
 from icetide.devkit.embedded.kafka import EmbeddedKafka
 from icetide.devkit.embedded.process import port_in_use
 from icetide.errors import RuntimeSetupError
+from icetide.runtime.retry import wait_until
 
 pytestmark = pytest.mark.kafka
 
 
-def marks(bootstrap: str, topic: str) -> tuple[int, int]:
+def _marks_once(bootstrap: str, topic: str) -> tuple[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "marks"})
     try:
         low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
         return int(low), int(high)
     finally:
         consumer.close()
+
+
+def marks(bootstrap: str, topic: str) -> tuple[int, int]:
+    """The partition's watermarks once it has a leader again: after an unclean kill the
+    restarted broker recovers its log and re-elects first, and a client meanwhile gets
+    NOT_LEADER_FOR_PARTITION (a transient error every Kafka client retries)."""
+    return wait_until(lambda: _marks_once(bootstrap, topic), timeout=60.0,
+                      what=f"a leader for {topic}-0", interval=0.5, ignoring=KafkaException)
 
 
 def test_data_survives_a_stop_and_a_kill(tmp_path: Path) -> None:
