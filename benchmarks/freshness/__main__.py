@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -113,29 +114,28 @@ def _minutes(r: RunResult) -> str:
     return "\n".join(rows)
 
 
-def _cpu(runs: list[tuple[str, RunResult]]) -> str:
-    """CPU per process over the measured window, in cores (2 = the whole machine)."""
-    roles = ("pipeline", "metastore", "broker", "harness")
-    rows = ["CPU over the measured window, cores (pipeline: its driver, Spark JVM and "
-            "workers; harness: click, probe and business-update generators):\n",
-            "| run | " + " | ".join(roles) + " |", "| --- |" + " ---: |" * len(roles)]
+def _cores(title: str, columns: Sequence[str], runs: list[tuple[str, RunResult]],
+           seconds: Callable[[RunResult], Mapping[str, float]]) -> str:
+    """A table of CPU seconds per column over each run's window, in cores."""
+    rows = [title, "| run | " + " | ".join(columns) + " |",
+            "| --- |" + " ---: |" * len(columns)]
     for label, r in runs:
-        cells = [f"{r.cpu.get(role, 0.0) / r.window_s:.2f}" if r.window_s else "-"
-                 for role in roles]
-        rows.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join(rows) + "\n\n" + _jvm(runs)
-
-
-def _jvm(runs: list[tuple[str, RunResult]]) -> str:
-    """The pipeline's Spark JVM over the window by what its threads do, in cores."""
-    rows = ["The pipeline's Spark JVM by its threads' work, cores (driver threads: "
-            "analysis and planning, job scheduling, Iceberg metadata and commits, py4j):\n",
-            "| run | " + " | ".join(JVM_PARTS) + " |", "| --- |" + " ---: |" * len(JVM_PARTS)]
-    for label, r in runs:
-        cells = [f"{r.jvm.get(part, 0.0) / r.window_s:.2f}" if r.window_s else "-"
-                 for part in JVM_PARTS]
+        cells = [f"{seconds(r).get(c, 0.0) / r.window_s:.2f}" if r.window_s else "-"
+                 for c in columns]
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def _cpu(runs: list[tuple[str, RunResult]]) -> str:
+    """CPU per process over the measured window, in cores (2 = the whole machine), then
+    the pipeline's Spark JVM by what its threads do."""
+    return (_cores("CPU over the measured window, cores (pipeline: its driver, Spark JVM "
+                   "and workers; harness: click, probe and business-update generators):\n",
+                   ("pipeline", "metastore", "broker", "harness"), runs, lambda r: r.cpu)
+            + "\n\n"
+            + _cores("The pipeline's Spark JVM by its threads' work, cores (driver threads: "
+                     "analysis and planning, job scheduling, Iceberg metadata and commits, "
+                     "py4j):\n", JVM_PARTS, runs, lambda r: r.jvm))
 
 
 def _keep_log(home: Path, into: Path | None, label: str) -> None:
