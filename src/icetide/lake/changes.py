@@ -36,6 +36,8 @@ FILE, POS = "_file", "_pos"
 REMOVED_ROWS = "icetide.removed-rows"
 #: Its column of how many stored copies of each row were removed.
 COPIES = "__icetide_copies"
+#: The columns of an Iceberg position-delete file (the spec's ``file_path`` and ``pos``).
+POSITION_DELETE_SCHEMA = "file_path STRING, pos BIGINT"
 _ids = itertools.count()
 
 
@@ -134,7 +136,10 @@ class RangeChanges:
         jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().stageTasks(
             self._table, set_id, tasks)
         self._staged.append(set_id)
+        split = split_size(sum(int(files.tasks[p].file().fileSizeInBytes()) for p in paths),
+                           self.spark.sparkContext.defaultParallelism)
         return (self.spark.read.format("iceberg").option("scan-task-set-id", set_id)
+                .option("split-size", str(split))
                 .load(self.ident).select(*self._columns(), FILE, POS))
 
     def _columns(self) -> list[str]:
@@ -207,6 +212,21 @@ class RangeChanges:
         self._staged.clear()
 
 
+#: The least bytes a staged read's task is given (:func:`split_size`).
+MIN_SPLIT_BYTES = 1 << 20
+#: Iceberg's default ``read.split.target-size``: the most a staged read's task is given.
+MAX_SPLIT_BYTES = 128 << 20
+
+
+def split_size(total_bytes: int, slots: int) -> int:
+    """The ``split-size`` of a staged read of ``total_bytes``: the bytes over the
+    executors' ``slots``, so every core reads (Iceberg packs staged tasks into groups of
+    its default 128 MiB: an erase that touched every file of a 10 M-row table was read
+    by one task), within [:data:`MIN_SPLIT_BYTES`, :data:`MAX_SPLIT_BYTES`]."""
+    share = -(-total_bytes // max(1, slots))
+    return max(MIN_SPLIT_BYTES, min(MAX_SPLIT_BYTES, share))
+
+
 def _first_removal_file(table: JavaObject, start: int | None, end: int) -> str | None:
     """The :data:`REMOVED_ROWS` file of the first commit after ``start``, when every later
     commit up to ``end`` is an append (so every row it names was live at ``start`` and
@@ -260,7 +280,9 @@ def _positions(spark: SparkSession, ident: str, end: int, paths: list[str], file
                           .where(F.col("delete_file_path").isin(found))
                           .select("file_path", "pos"))
         else:
-            frames.append(spark.read.format(fmt.lower()).load(found).select("file_path", "pos"))
+            # the spec fixes these two columns: no job to infer the files' schema
+            frames.append(spark.read.format(fmt.lower()).schema(POSITION_DELETE_SCHEMA)
+                          .load(found).select("file_path", "pos"))
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)

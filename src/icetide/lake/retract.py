@@ -92,7 +92,9 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     """Plan the retraction MERGE; ``held``: frames it cached, for the caller to release
     after the MERGE. The target is scanned once here (the candidate rows are kept: every
     copy of a chosen row is among them; the scan is filtered like the MERGE's), once by
-    the MERGE."""
+    the MERGE. Three small jobs and that scan: the retractions' count with the
+    cardinality of each match column, the values of the fewest (the prune predicate),
+    and the scan, which also counts the candidates (an observation) and the rows chosen."""
     from pyspark.sql import functions as F
 
     from icetide.lake.changes import COPIES
@@ -102,19 +104,13 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     wanted = (df.where(F.col(RETRACT).isNotNull()).select(f"{RETRACT}.*")
               .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
     held.append(wanted)
-    want = int(wanted.agg(F.sum(_WANT)).collect()[0][0] or 0)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    want, narrow = _summary(wanted, match, types)
     stored = spark.table(target).select(*columns)
-    narrow = prune_predicate(wanted, match, types) if want else None
     if narrow is not None:  # the same predicate as the MERGE's, on the candidates' scan
         stored = stored.alias("t").where(narrow)
-    cand = _candidates(stored, wanted, match).persist()
-    held.append(cand)
-    found = cand.count()  # the one scan of the target; the rest reads the cached rows
-    chosen = _chosen(cand, columns, match).drop(_RANK, _WANT)
-    per_row = chosen.groupBy(*columns).agg(F.count(F.lit(1)).alias(_TAKE)).persist()
-    held.append(per_row)
-    taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
+    cand, per_row, found, taken = _take(_candidates(stored, wanted, match), columns, match,
+                                        held)
     # every retraction found its row: the chosen rows hold exactly the wanted match
     # values, so the candidates' predicate is theirs too (no second pair of jobs)
     prune = narrow if taken == want else None
@@ -126,6 +122,25 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
     source, deleted = _putting_back(cand, per_row, columns)
     return MergePlan(removed.unionByName(source).unionByName(new_rows), taken, want - taken,
                      prune, deleted)
+
+
+def _take(candidates: DataFrame, columns: Sequence[str], match: Sequence[str],
+          held: list[DataFrame]) -> tuple[DataFrame, DataFrame, int, int]:
+    """The candidates and the stored rows chosen (``_TAKE``: how many copies of each), both
+    cached, with how many rows each holds: one job, the scan of the target (the
+    candidates are counted by an observation on the way)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    seen = Observation()
+    cand = candidates.persist()
+    held.append(cand)
+    chosen = _chosen(cand.observe(seen, F.count(F.lit(1)).alias("n")), columns, match)
+    per_row = chosen.drop(_RANK, _WANT).groupBy(*columns).agg(
+        F.count(F.lit(1)).alias(_TAKE)).persist()
+    held.append(per_row)
+    taken = int(per_row.agg(F.sum(_TAKE)).collect()[0][0] or 0)
+    return cand, per_row, int(seen.get["n"]), taken
 
 
 def _putting_back(cand: DataFrame, per_row: DataFrame, columns: Sequence[str]
@@ -145,22 +160,40 @@ def _putting_back(cand: DataFrame, per_row: DataFrame, columns: Sequence[str]
             counts.select(*columns, F.col(_HAVE).cast("int").alias(COPIES)))
 
 
-def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str, str]
-                    ) -> str | None:
-    """A predicate on ``t`` that every stored copy of a chosen row satisfies: the chosen
-    rows' values of the match column with the fewest of them. In the MERGE's ``ON`` it is
-    applied to the target before the join, so the MERGE shuffles those rows instead of
-    the whole table (see :mod:`icetide.lake.key_filter`)."""
+def _summary(wanted: DataFrame, match: Sequence[str], types: Mapping[str, str]
+             ) -> tuple[int, str | None]:
+    """The rows to retract (``wanted``'s ``_WANT`` summed) and :func:`prune_predicate`'s
+    predicate, in one job and, for the predicate's values, a second. The columns'
+    cardinalities are estimated (HyperLogLog: one pass, where exact distinct counts of a
+    dozen columns expand every row a dozen times); they only pick the column."""
     from pyspark.sql import functions as F
 
     usable = [c for c in match if supported(types.get(c, ""))]
+    row = wanted.agg(F.sum(_WANT).alias(_WANT),
+                     *[F.approx_count_distinct(F.col(c)).alias(c) for c in usable]
+                     ).collect()[0]
+    want = int(row[_WANT] or 0)
+    if not want or not usable:
+        return want, None
+    return want, prune_predicate(wanted, match, types, {c: int(row[c]) for c in usable})
+
+
+def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str, str],
+                    counts: Mapping[str, int]) -> str | None:
+    """A predicate on ``t`` that every stored copy of a chosen row satisfies: the chosen
+    rows' values of the match column with the fewest of them. In the MERGE's ``ON`` it is
+    applied to the target before the join, so the MERGE shuffles those rows instead of
+    the whole table (see :mod:`icetide.lake.key_filter`). ``counts``: the distinct values
+    of each usable match column, estimated (:func:`_summary`)."""
+    usable = [c for c in match if supported(types.get(c, ""))]
     if not usable:
         return None
-    counts = chosen.agg(*[F.count_distinct(F.col(c)).alias(c) for c in usable]).collect()[0]
-    column = min(usable, key=lambda c: int(counts[c]))
-    if int(counts[column]) > IN_LIST_LIMIT:
+    column = min(usable, key=lambda c: counts[c])
+    if counts[column] > IN_LIST_LIMIT:
         return None
     values = [r[0] for r in chosen.select(column).distinct().collect()]
+    if len(values) > IN_LIST_LIMIT:  # the estimate was low (within a few %)
+        return None
     found = in_sql(column, values, types[column])
     if None not in values:
         return found

@@ -123,3 +123,25 @@ def test_a_capped_range_says_more_is_waiting(spark: SparkSession, table: str) ->
     assert capped is not None and capped.records == 100 and capped.info["caught_up"] is False
     whole = source.plan({"snapshot": first}, max_records=200)
     assert whole is not None and whole.records == 200 and whole.info["caught_up"] is True
+
+
+@pytest.mark.parametrize("table", [MOR], indirect=True)
+def test_removed_rows_are_read_by_every_core(spark: SparkSession, table: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Iceberg packs a staged read into 128 MiB tasks: an erase touching every file of a
+    table was read by one task. The split follows the cores (here: files of a few KiB,
+    so the least split is lowered to show it)."""
+    from icetide.lake import changes as changes_module
+
+    monkeypatch.setattr(changes_module, "MIN_SPLIT_BYTES", 1)
+    slots = spark.sparkContext.defaultParallelism
+    assert slots >= 2
+    start = current(spark, table)
+    spark.sql(f"DELETE FROM {table} WHERE uid = '3'")  # a row in each of the 12 files
+    found = changes_module.range_changes(spark, table, start, current(spark, table))
+    try:
+        removed = found.removed_raw()
+        assert removed.rdd.getNumPartitions() >= slots
+        assert removed.count() == 30
+    finally:
+        found.close()
