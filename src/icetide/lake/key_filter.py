@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row
 
 #: Up to this many batch rows, the exact key values are listed (``IN``); above, a range.
-IN_LIST_LIMIT = 20_000
+#: Iceberg's own cut-off for IN predicates (its metrics evaluators' ``IN_PREDICATE_LIMIT``):
+#: longer lists cost the MERGE more than they prune — a CDC batch of 1,000 or 10,000
+#: updates into a 1 M-row table took twice as long and more with its keys listed than
+#: with their range (docs/benchmarks.md, "CDC batches by key filter").
+IN_LIST_LIMIT = 200
 #: A key value this filter can write as a literal (ints, strings, decimals, dates).
 KeyValue = int | str | Decimal | date
 _INT_SUFFIX = {"tinyint": "Y", "smallint": "S", "int": "", "bigint": "L"}

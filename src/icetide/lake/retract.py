@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.changes import REMOVED_ROWS, write_removed
-from icetide.lake.key_filter import IN_LIST_LIMIT, in_sql, supported
+from icetide.lake.key_filter import in_sql, supported
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified
 
@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 RETRACT = "__icetide_retract"
+#: The most values a retraction's prune predicate lists. Without one, the MERGE joins the
+#: whole target on every column (an erase in a 10 M-row table: every row shuffled), so
+#: the list is allowed to be far longer than a MERGE key filter's.
+PRUNE_LIST_LIMIT = 20_000
 _views = itertools.count()
 _KIND, _WANT, _RANK, _HAVE, _TAKE = (f"__icetide_{n}" for n in ("kind", "want", "rank",
                                                                    "have", "take"))
@@ -189,10 +193,10 @@ def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str,
     if not usable:
         return None
     column = min(usable, key=lambda c: counts[c])
-    if counts[column] > IN_LIST_LIMIT:
+    if counts[column] > PRUNE_LIST_LIMIT:
         return None
     values = [r[0] for r in chosen.select(column).distinct().collect()]
-    if len(values) > IN_LIST_LIMIT:  # the estimate was low (within a few %)
+    if len(values) > PRUNE_LIST_LIMIT:  # the estimate was low (within a few %)
         return None
     found = in_sql(column, values, types[column])
     if None not in values:
