@@ -5,10 +5,11 @@ The example's CDC flow ``dim_db.user_member`` (Flink peer's CDC hop, :mod:`bench
 .flink.ours`) copies ``--members`` generated members from a private MariaDB, takes
 ``--backlog`` (``ROWSxN``: N batches of ROWS member updates, the table's delete files as
 a busy hour leaves them), then the measured ``--batches`` one by one: each is that many
-updates of consecutive members (spread over every bucket of the key), taken by one batch
-of the flow. Done twice in one run, each in a session of its own, with the key filter
-listing at most ``--limits`` keys (first the old 20,000, then this tree's
-:data:`icetide.lake.key_filter.IN_LIST_LIMIT`): the batch's wall seconds and its write
+updates, in runs of ``--run`` consecutive members from random places (as the Flink peer's
+CDC hop changes them; a single run of 10,000 keys would let a range prune what a random
+spread cannot), taken by one batch of the flow. Done twice in one run, each in a session
+of its own, with the key filter listing at most ``--limits`` keys (first the old 20,000,
+then :data:`icetide.lake.key_filter.IN_LIST_LIMIT`): the batch's wall seconds and its write
 phase (changelog + MERGE + commit), the median per size.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import statistics
 import subprocess
 import sys
@@ -37,6 +39,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--members", type=int, default=1_000_000)
     p.add_argument("--backlog", default="100000x3", help="ROWSxN updates before measuring")
     p.add_argument("--batches", default="100x3,300x3,1000x3,10000x3", help="ROWSxN measured")
+    p.add_argument("--run", type=int, default=100,
+                   help="measured updates come as runs of this many consecutive members, "
+                        "each from a random member (1: every key random)")
     p.add_argument("--limits", default=f"20000,{IN_LIST_LIMIT}", help="IN-list limits compared")
     p.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # a child's limit
     p.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
@@ -68,6 +73,7 @@ def _measure(a: argparse.Namespace, limit: int) -> list[dict[str, float]]:
     home = Path(tempfile.mkdtemp(prefix="icetide-bench-keys-"))
     settings = Settings(home=home, catalog=CatalogConfig(name="lake", type="hadoop"))
     spark, out, first = get_spark(settings), [], 0
+    rng = random.Random(7)
     with shop_database(settings, None) as shop:
         with shop.connect() as conn:
             patient_server(conn)
@@ -79,7 +85,12 @@ def _measure(a: argparse.Namespace, limit: int) -> list[dict[str, float]]:
             for n, measured in [(n, False) for n in sizes(a.backlog)] + [
                     (n, True) for n in sizes(a.batches)]:
                 with shop.connect() as conn:
-                    change_members(conn, n, a.members, first)
+                    if measured:  # runs of --run members from random places (seeded)
+                        for at in range(0, n, a.run):
+                            change_members(conn, min(a.run, n - at), a.members,
+                                           rng.randrange(a.members))
+                    else:
+                        change_members(conn, n, a.members, first)
                 first += n
                 for r in FlowLoop(spark, flow).run_until_caught_up():
                     if measured:
@@ -132,11 +143,13 @@ def main(argv: list[str] | None = None) -> None:
     began = time.time()
     for limit in [int(x) for x in a.limits.split(",")]:
         child = [sys.executable, "-m", "benchmarks.cdc.key_filter", "--one", str(limit),
-                 "--members", str(a.members), "--backlog", a.backlog, "--batches", a.batches]
+                 "--members", str(a.members), "--backlog", a.backlog, "--batches", a.batches,
+                 "--run", str(a.run)]
         done = subprocess.run(child, check=True, capture_output=True, text=True)
         runs[limit] = json.loads(done.stdout.strip().splitlines()[-1])
     body = (f"Command: `python -m benchmarks.cdc.key_filter --members {a.members} --backlog "
-            f"{a.backlog} --batches {a.batches} --limits {a.limits}` ({time.time() - began:.0f} s)"
+            f"{a.backlog} --batches {a.batches} --run {a.run} --limits {a.limits}` "
+            f"({time.time() - began:.0f} s)"
             "\n\nMedian per batch size, each limit in a session of its own:\n\n" + _table(runs))
     print(body + "\n" + headline(runs))
     if not a.no_doc:

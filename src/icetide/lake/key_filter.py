@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row
 
 #: Up to this many batch rows, the exact key values are listed (``IN``); above, a range.
-#: Iceberg's own cut-off for IN predicates (its metrics evaluators' ``IN_PREDICATE_LIMIT``):
-#: longer lists cost the MERGE more than they prune — a CDC batch of 1,000 or 10,000
-#: updates into a 1 M-row table took twice as long and more with its keys listed than
-#: with their range (docs/benchmarks.md, "CDC batches by key filter").
-IN_LIST_LIMIT = 200
+#: A listed key costs the MERGE more than a key in a range (the list is evaluated and
+#: shipped with every task), a range prunes only keys that sit together: with updates
+#: spread over a 1 M-row table, listing won up to 1,000 keys and lost at 10,000 (the
+#: crossover near 5,000; docs/benchmarks.md, "CDC batches by key filter").
+IN_LIST_LIMIT = 4_000
 #: A key value this filter can write as a literal (ints, strings, decimals, dates).
 KeyValue = int | str | Decimal | date
 _INT_SUFFIX = {"tinyint": "Y", "smallint": "S", "int": "", "bigint": "L"}

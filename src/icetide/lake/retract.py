@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 RETRACT = "__icetide_retract"
 #: The most values a retraction's prune predicate lists. Without one, the MERGE joins the
-#: whole target on every column (an erase in a 10 M-row table: every row shuffled), so
-#: the list is allowed to be far longer than a MERGE key filter's.
+#: whole target on every column (an erase in a 10 M-row table: every row shuffled), and
+#: no range stands in for it, so the list may be longer than a MERGE key filter's.
 PRUNE_LIST_LIMIT = 20_000
 _views = itertools.count()
 _KIND, _WANT, _RANK, _HAVE, _TAKE = (f"__icetide_{n}" for n in ("kind", "want", "rank",
