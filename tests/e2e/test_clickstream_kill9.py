@@ -46,6 +46,7 @@ from icetide.devkit.gen.clicks import GenOptions, GenReport, produce_clicks
 from icetide.devkit.gen.seed_shop import seed_shop
 from tests.e2e.pipeline_proc import (
     ANY_BATCH,
+    ODS_BATCH,
     commits,
     drain,
     kill9,
@@ -137,8 +138,10 @@ def _kill_cycles(env: dict[str, str], tmp: Path, producers: Producers,
         log = tmp / f"run-{kills}.log"
         proc = start(env, log, "--trigger-interval", "1", "--conf", "clickstream.dims=cdc")
         # Any flow's batch: once the last clicks are in ODS, a restart has no click to
-        # commit, but CDC and the layers still commit (the business updates go on).
-        wait_running(proc, log, committed=ANY_BATCH)
+        # commit, but CDC and the layers still commit (the business updates go on). The
+        # first run waits for an ODS batch (clicks are still coming then), so ODS commits
+        # between kills whatever the random kill points are.
+        wait_running(proc, log, committed=ANY_BATCH if kills else ODS_BATCH)
         time.sleep(rng.uniform(0.0, 6.0))  # anywhere in planning, reading or committing
         kill9(proc)
         kills += 1
