@@ -149,8 +149,9 @@ def pipeline_process(settings: Settings, shop: Any, src: Path, load: Load, once:
         log.close()
 
 
-def _probe_loop(bootstrap: str, stop: threading.Event, out: list[Probe]) -> None:
-    """One probe click a second until ``stop``, with its partition and offset."""
+def _probe_loop(bootstrap: str, stop: threading.Event, out: list[Probe],
+                topic: str = TOPIC) -> None:
+    """One probe click a second to ``topic`` until ``stop``, with its partition and offset."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
@@ -163,7 +164,7 @@ def _probe_loop(bootstrap: str, stop: threading.Event, out: list[Probe]) -> None
         def delivered(err: Any, msg: Any, at: int = now) -> None:
             if err is None:
                 out.append(Probe(msg.partition(), msg.offset(), at))
-        producer.produce(TOPIC, json.dumps(event).encode(), on_delivery=delivered)
+        producer.produce(topic, json.dumps(event).encode(), on_delivery=delivered)
         producer.flush(5)
         n += 1
 

@@ -3,9 +3,9 @@
 The seed's Flink job parses the JSON, looks products up ``FOR SYSTEM_TIME AS OF
 proctime`` and writes to Iceberg. Here each micro-batch parses with an explicit schema
 (anything that does not parse, or lacks uid/productId/updateTime, goes to
-``ods_behavior.clickevent_dlq`` with the reason), joins the newest snapshot of
-``dim_db.products`` (unknown productId keeps nulls) and appends, partitioned by the day
-of the event time.
+``ods_behavior.clickevent_dlq`` with the reason), looks products up in the newest
+snapshot of ``dim_db.products`` (``dp.lookup_join``: unknown productId keeps nulls; the
+9-row table is broadcast) and appends, partitioned by the day of the event time.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ def clickevent() -> DataFrame:
         "clicks", schema=CLICK_SCHEMA, required=["uid", "productId", "updateTime"],
         dead_letter="ods_behavior.clickevent_dlq",
     )
-    products = dp.read("dim_db.products").select("productId", "name", "product_price")
     event_time = F.timestamp_millis("updateTime")
     return (
-        clicks.join(F.broadcast(products), "productId", "left")
+        dp.lookup_join(clicks, "dim_db.products", on="productId",
+                       columns=["name", "product_price"])
         .select(
             "webpageId", "uid", "productId", "cookieId", "expendTime", "updateTime",
             "name", "product_price",

@@ -34,6 +34,7 @@ from icetide.flows.context import BatchContext, bound
 from icetide.model.source import AnyBatch, AnySource, BatchRange
 from icetide.pipelines.dryrun import DryRunReport, FlowAnalysis, dry_run
 from icetide.pipelines.graph import PipelineGraph, Problem
+from icetide.pipelines.lookup import set_lookup_joiner
 from icetide.pipelines.names import where
 from icetide.pipelines.reader import set_reader, set_source_reader
 from icetide.pipelines.schemas import parse_ddl
@@ -108,6 +109,7 @@ class SparkFlowAnalyzer:
         read: list[str] = []
         previous = set_reader(lambda name, streaming: self._read(name, streaming, read))
         previous_sources = set_source_reader(read_source_hook)
+        previous_joiner = set_lookup_joiner(None)  # lookups join what self._read gives
         self._running.add(flow.name)
         try:
             with bound(ctx):
@@ -118,6 +120,7 @@ class SparkFlowAnalyzer:
             self._running.discard(flow.name)
             set_reader(previous)
             set_source_reader(previous_sources)
+            set_lookup_joiner(previous_joiner)
         schema = {f.name: f.dataType.simpleString() for f in out.schema.fields}
         return FlowAnalysis(tuple(dict.fromkeys(read)), schema)
 

@@ -1,8 +1,10 @@
-"""The run-time hooks behind ``dp.read`` / ``dp.read_stream`` and source reads.
+"""The run-time hooks behind ``dp.read`` / ``dp.read_stream``, ``dp.lookup_join`` and
+source reads.
 
 While flows run, :func:`table_reader` installs :func:`read_table` (a table's current
-snapshot, or what is new since the flow's last commit) and the source-read hook of
-:mod:`icetide.engine.reads` into the declarative core (:mod:`icetide.pipelines.reader`).
+snapshot, or what is new since the flow's last commit), :func:`lookup_table` and the
+source-read hook of :mod:`icetide.engine.reads` into the declarative core
+(:mod:`icetide.pipelines.reader`, :mod:`icetide.pipelines.lookup`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from icetide.lake.hudi import HudiTable
 from icetide.lake.hudi import find as find_hudi
 from icetide.lake.hudi import read as hudi_rows
 from icetide.model.source_key import SourceKey
+from icetide.pipelines.lookup import LookupJoiner, LookupSpec, set_lookup_joiner
 from icetide.pipelines.reader import Reader, SourceReader, set_reader, set_source_reader
 from icetide.sources.hudi import HudiTableSource
 from icetide.sources.iceberg import IcebergTableSource, flatten_changelog
@@ -72,6 +75,18 @@ def read_table(name: str, streaming: bool) -> DataFrame:
     rows = _stream_rows(ctx, source.key, ident, is_pk)
     ctx.streamed[source.key] = rows
     return rows
+
+
+def lookup_table(left: DataFrame, name: str, spec: LookupSpec) -> DataFrame:
+    """``dp.lookup_join``: ``left`` enriched from lake table ``name`` as of now (a Hudi
+    table: its rows now, joined as Spark plans it)."""
+    ctx = current_batch()
+    ident = ctx.qualify(name)
+    if find_hudi(ctx.spark, ident) is not None or not _exists(ctx, ident):
+        dim = read_table(name, False)  # a missing table raises MissingTable
+        return left.join(dim.select(*spec.dimension_columns(dim.columns)), list(spec.keys),
+                         spec.how)
+    return ctx.lookup_join(left, name, spec)
 
 
 def _stream_rows(ctx: BatchContext, key: str, ident: str, is_pk: bool) -> DataFrame:
@@ -154,7 +169,8 @@ class MissingTable(PipelineError):
 
 
 _hook_lock = threading.Lock()
-_previous_hooks: list[tuple[Reader | None, SourceReader | None]] = []  # before the first block
+#: the hooks installed before the first block
+_previous_hooks: list[tuple[Reader | None, SourceReader | None, LookupJoiner | None]] = []
 _hook_users: list[object] = []  # one entry per active table_reader() block
 
 
@@ -169,7 +185,8 @@ def table_reader() -> Iterator[None]:
     token = object()
     with _hook_lock:
         if not _hook_users:
-            _previous_hooks.append((set_reader(read_table), set_source_reader(read_source_hook)))
+            _previous_hooks.append((set_reader(read_table), set_source_reader(read_source_hook),
+                                    set_lookup_joiner(lookup_table)))
         _hook_users.append(token)
     try:
         yield
@@ -177,6 +194,7 @@ def table_reader() -> Iterator[None]:
         with _hook_lock:
             _hook_users.remove(token)
             if not _hook_users:
-                reader, source_reader = _previous_hooks.pop()
+                reader, source_reader, joiner = _previous_hooks.pop()
                 set_reader(reader)
                 set_source_reader(source_reader)
+                set_lookup_joiner(joiner)

@@ -23,6 +23,8 @@ from icetide.pipelines.registry import set_within
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icetide.pipelines.lookup import LookupSpec
+
 _CURRENT: contextvars.ContextVar[BatchContext] = contextvars.ContextVar("icetide_batch")
 
 
@@ -150,6 +152,16 @@ class BatchContext:
         ident = self.qualify(name)
         self.looked_up.add(ident)
         return lookups(self.spark).read(ident)
+
+    def lookup_join(self, left: DataFrame, name: str, spec: LookupSpec) -> DataFrame:
+        """``left`` enriched by key from lake table ``name`` as of now (``dp.lookup_join``):
+        a small table broadcast, a large one joined without broadcasting it
+        (:mod:`icetide.lake.lookups`)."""
+        from icetide.lake.lookups import lookups
+
+        ident = self.qualify(name)
+        self.looked_up.add(ident)
+        return lookups(self.spark).join(left, ident, spec)
 
     def emit(self, table: str, df: DataFrame, *, rows_metric: str | None = None) -> None:
         """Send ``df`` to side table ``table`` (e.g. a dead-letter table) in this batch.

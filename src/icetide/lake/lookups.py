@@ -12,6 +12,16 @@ snapshot, as before), and scans files only when the snapshot changed. The rows a
 with ``snapshot-id``, so a cached relation can never be taken for another snapshot. A
 table larger than ``max_bytes`` (a materialized view's fact input) is read as before.
 One cache per Spark session: every flow of a run shares its dimensions.
+
+``dp.lookup_join`` (:meth:`LookupCache.join`) broadcasts a small dimension's cached rows.
+A dimension too large to broadcast (10 M rows: building and shipping its hash table per
+snapshot would take the driver's memory) is cached once per snapshot hash-partitioned by
+the lookup keys and sorted within each partition; each batch is then hash-partitioned
+the same way and merged with it, so only the batch is shuffled and the dimension is
+neither exchanged nor sorted per batch. A hot key lands in one partition of the batch,
+which the merge takes in one pass (a key's dimension row is one row). What it costs per
+batch is a pass over the cached rows; what it costs per dimension snapshot is a full
+read, shuffle and sort of the table (docs/semantics.md, lookups).
 """
 
 from __future__ import annotations
@@ -27,10 +37,16 @@ from icetide.lake.commit import load_table
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icetide.pipelines.lookup import LookupSpec
+
 log = logging.getLogger(__name__)
 
-#: Tables whose current snapshot holds more data-file bytes than this are not cached.
+#: Tables whose current snapshot holds more data-file bytes than this are not cached by
+#: ``read`` nor broadcast by ``join``.
 MAX_BYTES = 64 * 1024 * 1024
+#: A large dimension is cached in partitions of about this many data-file bytes (at least
+#: one per core).
+PARTITION_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -40,42 +56,84 @@ class _Held:
 
 
 class LookupCache:
-    """Current snapshots of small tables, cached in Spark while they stay current."""
+    """Current snapshots of dimension tables, cached in Spark while they stay current."""
 
     def __init__(self, spark: SparkSession, max_bytes: int = MAX_BYTES) -> None:
         self.spark = spark
         self.max_bytes = max_bytes
         self._held: dict[str, _Held] = {}
+        self._parted: dict[tuple[str, LookupSpec], _Held] = {}
         self._lock = threading.Lock()
 
-    def read(self, ident: str) -> DataFrame:
-        """``ident``'s current snapshot (cached when small)."""
+    def _current(self, ident: str) -> tuple[int, int] | None:
+        """``ident``'s current snapshot id and data bytes; None when it cannot be read by
+        snapshot id (not an Iceberg table, empty, or a column added since its last write:
+        a snapshot-id read would have the snapshot's older schema)."""
         try:
             table = load_table(self.spark, ident)
         except Exception:  # not a table (yet): Spark's own error says so
-            return self.spark.table(ident)
+            return None
         snap = table.currentSnapshot()
         if snap is None or snap.schemaId() != table.schema().schemaId():
-            # empty, or a column added since the last write (a snapshot-id read would
-            # have the snapshot's older schema): read the table as it is
-            return self.spark.table(ident)
-        snapshot = int(snap.snapshotId())
-        size = int(snap.summary().get("total-files-size") or 0)
-        if size > self.max_bytes:
+            return None
+        return int(snap.snapshotId()), int(snap.summary().get("total-files-size") or 0)
+
+    def read(self, ident: str) -> DataFrame:
+        """``ident``'s current snapshot (cached when small)."""
+        current = self._current(ident)
+        if current is None or current[1] > self.max_bytes:
             self.forget(ident)
             return self.spark.table(ident)
+        snapshot, size = current
         with self._lock:
             held = self._held.get(ident)
             if held is not None and held.snapshot == snapshot:
                 return held.df
-            from pyspark import StorageLevel
-
-            df = self._at(ident, snapshot).persist(StorageLevel.MEMORY_AND_DISK)
+            df = _persist(self._at(ident, snapshot))
             self._held[ident] = _Held(snapshot, df)
         if held is not None:  # a batch still reading it recomputes from its snapshot
             held.df.unpersist(blocking=False)
         log.debug("lookup %s: snapshot %d cached (%d bytes)", ident, snapshot, size)
         return df
+
+    def join(self, left: DataFrame, ident: str, spec: LookupSpec) -> DataFrame:
+        """``left`` joined by ``spec.keys`` with ``ident``'s current rows: a small table
+        broadcast from its cached rows; a larger one (more than ``max_bytes``) without
+        broadcasting it: its rows cached once per snapshot, hash-partitioned by the keys
+        and sorted within each partition, so a batch shuffles only its own rows to them
+        and merges (no exchange or sort of the dimension per batch)."""
+        from pyspark.sql import functions as F
+
+        current = self._current(ident)
+        keys = list(spec.keys)
+        if current is None:  # read as it is; Spark picks the join
+            dim = self.spark.table(ident)
+            return left.join(dim.select(*spec.dimension_columns(dim.columns)), keys, spec.how)
+        if current[1] <= self.max_bytes:
+            dim = self.read(ident)
+            dim = dim.select(*spec.dimension_columns(dim.columns))
+            return left.join(F.broadcast(dim), keys, spec.how)
+        parted = self._partitioned(ident, spec, *current)
+        partitions = parted.df.rdd.getNumPartitions()
+        # "merge": never broadcast it, whatever the size estimate says (it is cached)
+        return left.repartition(partitions, *keys).join(parted.df.hint("merge"), keys,
+                                                        spec.how)
+
+    def _partitioned(self, ident: str, spec: LookupSpec, snapshot: int, size: int) -> _Held:
+        with self._lock:
+            held = self._parted.get((ident, spec))
+            if held is not None and held.snapshot == snapshot:
+                return held
+            rows = self._at(ident, snapshot)
+            rows = rows.select(*spec.dimension_columns(rows.columns))
+            n = max(self.spark.sparkContext.defaultParallelism, -(-size // PARTITION_BYTES))
+            df = _persist(rows.repartition(n, *spec.keys).sortWithinPartitions(*spec.keys))
+            fresh = self._parted[(ident, spec)] = _Held(snapshot, df)
+        if held is not None:
+            held.df.unpersist(blocking=False)
+        log.info("lookup %s: snapshot %d (%d bytes) cached in %d partitions by %s", ident,
+                 snapshot, size, n, ", ".join(spec.keys))
+        return fresh
 
     def _at(self, ident: str, snapshot: int) -> DataFrame:
         return (self.spark.read.format("iceberg").option("snapshot-id", str(snapshot))
@@ -84,14 +142,22 @@ class LookupCache:
     def forget(self, ident: str) -> None:
         """Drop ``ident``'s cached rows, if any."""
         with self._lock:
-            held = self._held.pop(ident, None)
-        if held is not None:
-            held.df.unpersist(blocking=False)
+            dropped = [self._held.pop(ident, None),
+                       *(self._parted.pop(k) for k in [k for k in self._parted if k[0] == ident])]
+        for held in dropped:
+            if held is not None:
+                held.df.unpersist(blocking=False)
 
     def clear(self) -> None:
         """Drop every cached table."""
-        for ident in list(self._held):
+        for ident in {*self._held, *(k[0] for k in self._parted)}:
             self.forget(ident)
+
+
+def _persist(df: DataFrame) -> DataFrame:
+    from pyspark import StorageLevel
+
+    return df.persist(StorageLevel.MEMORY_AND_DISK)
 
 
 _CACHES: weakref.WeakKeyDictionary[SparkSession, LookupCache] = weakref.WeakKeyDictionary()

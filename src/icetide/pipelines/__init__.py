@@ -42,6 +42,7 @@ from icetide.pipelines.expectations import (
 from icetide.pipelines.freshness import RefreshPlan, RefreshPlanner, freshness_status, plan_refresh
 from icetide.pipelines.graph import CycleError, PipelineGraph, Problem
 from icetide.pipelines.loader import load_pipeline
+from icetide.pipelines.lookup import LookupSpec, lookup_join, set_lookup_joiner
 from icetide.pipelines.partitioning import PartitionField, parse_partition_field
 from icetide.pipelines.reader import Reader, read, read_stream, set_reader
 from icetide.pipelines.registry import GraphRegistry, registration_context
@@ -66,6 +67,7 @@ __all__ = [
     "FlowAnalyzer",
     "FlowSpec",
     "GraphRegistry",
+    "LookupSpec",
     "PartitionField",
     "PipelineDefaults",
     "PipelineGraph",
@@ -91,6 +93,7 @@ __all__ = [
     "expect_or_fail",
     "freshness_status",
     "load_pipeline",
+    "lookup_join",
     "materialized_view",
     "parse_ddl",
     "parse_partition_field",
@@ -99,6 +102,7 @@ __all__ = [
     "read_spec_file",
     "read_stream",
     "registration_context",
+    "set_lookup_joiner",
     "set_reader",
     "table",
     "temporary_view",

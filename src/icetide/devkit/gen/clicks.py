@@ -9,7 +9,9 @@ Every event is a JSON object with the seed's fields (keys in fastjson's sorted o
 ``uid`` follows the seed's ``USERINFR_MAP.getOrDefault(RandomUtils.nextInt(1, 6), "10001")``:
 ``nextInt``'s upper bound is exclusive (as in ``nextInt(10, 100)`` → 10..99), so the key is
 1..5, always in the map, and the default ``"10001"`` never occurs. ``updateTime`` is the
-wall clock when the event's batch is generated. With ``bad_ratio`` that exact fraction
+wall clock when the event's batch is generated. ``products`` and ``hot_share`` widen the
+product ids (a large dimension's keys) and put a share of the clicks on one of them (a
+hot key). With ``bad_ratio`` that exact fraction
 of events is malformed, rotating through :data:`MALFORMED_KINDS`;
 :attr:`ClickGenerator.counts` records how many of each kind were made so tests can
 reconcile what a pipeline accepted and rejected.
@@ -60,10 +62,16 @@ _NOT_LETTER = bytes(range(208, 256))  # 208 = 4 * 52: dropping the rest keeps it
 class ClickGenerator:
     """Makes batches of encoded click events; ``seed`` makes them reproducible."""
 
-    def __init__(self, bad_ratio: float = 0.0, seed: int | None = None) -> None:
+    def __init__(self, bad_ratio: float = 0.0, seed: int | None = None, *,
+                 products: int = len(PRODUCT_IDS), hot_share: float = 0.0) -> None:
         if not 0.0 <= bad_ratio <= 1.0:
             raise SourceError(f"bad ratio {bad_ratio} must be within 0..1, e.g. 0.01 for 1 %")
+        if products < 1 or not 0.0 <= hot_share <= 1.0:
+            raise SourceError(f"products={products}, hot_share={hot_share}: products must be "
+                              ">= 1 and hot_share within 0..1 (e.g. 0.3: 30 % on product '0')")
         self.bad_ratio = bad_ratio
+        self.products = products
+        self.hot_share = hot_share
         self.rng = random.Random(seed)
         self.counts: Counter[str] = Counter()
         self.total = 0
@@ -91,12 +99,21 @@ class ClickGenerator:
         """``n`` valid events as dicts."""
         ts = int(time.time() * 1000) if now_ms is None else now_ms
         spend, page = self._uniform(n, 20), self._uniform(n, 90)
-        user, product = self._uniform(n, len(UIDS)), self._uniform(n, 20)
+        user, product = self._uniform(n, len(UIDS)), self._product_ids(n)
         return [
-            {"cookieId": c, "expendTime": spend[i] % 20, "productId": PRODUCT_IDS[product[i] % 20],
+            {"cookieId": c, "expendTime": spend[i] % 20, "productId": product[i],
              "uid": UIDS[user[i] % len(UIDS)], "updateTime": ts, "webpageId": 10 + page[i] % 90}
             for i, c in enumerate(self._cookies(n))
         ]
+
+    def _product_ids(self, n: int) -> list[str]:
+        """``n`` product ids: ``hot_share`` of them ``"0"``, the rest uniform in
+        ``"0".."products-1"`` (the seed's 20 by default)."""
+        if self.products == len(PRODUCT_IDS) and not self.hot_share:
+            return [PRODUCT_IDS[b % 20] for b in self._uniform(n, 20)]
+        rng, hot, space = self.rng, self.hot_share, self.products
+        return ["0" if hot and rng.random() < hot else str(rng.randrange(space))
+                for _ in range(n)]
 
     def batch(self, n: int, now_ms: int | None = None) -> list[bytes]:
         """``n`` encoded events; the configured fraction of them malformed."""
@@ -247,6 +264,8 @@ class GenOptions:
     partitions: int = 3
     seed: int | None = None
     chunk: int = 5000
+    products: int = len(PRODUCT_IDS)  # productIds "0".."products-1"
+    hot_share: float = 0.0  # the share of clicks on product "0" (a hot key)
 
 
 def _send(producer: Producer, topic: str, values: list[bytes]) -> None:
@@ -272,7 +291,8 @@ def produce_clicks(
     if opts.count < 0:
         raise SourceError(f"count {opts.count} must be >= 0 (0 means no limit)")
     ensure_topic(bootstrap, topic, opts.partitions, properties)
-    gen = ClickGenerator(opts.bad_ratio, opts.seed)
+    gen = ClickGenerator(opts.bad_ratio, opts.seed, products=opts.products,
+                         hot_share=opts.hot_share)
     errors: list[int] = [0]
 
     def on_error(err: KafkaError, _msg: Message) -> None:

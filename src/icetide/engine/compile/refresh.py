@@ -37,6 +37,8 @@ from icetide.sources.refresh import SnapshotIdsSource
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from icetide.pipelines.lookup import LookupSpec
+
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,12 @@ class PinnedBatchContext(BatchContext):
             return self.spark.table(ident)
         return (self.spark.read.format("iceberg").option("snapshot-id", str(snapshot))
                 .load(ident))
+
+
+    def lookup_join(self, left: DataFrame, name: str, spec: LookupSpec) -> DataFrame:
+        dim = self.table(name)  # at its pinned snapshot
+        return left.join(dim.select(*spec.dimension_columns(dim.columns)), list(spec.keys),
+                         spec.how)
 
 
 def _refresh_interval(ctx: CompileContext, spec: FlowSpec) -> float:

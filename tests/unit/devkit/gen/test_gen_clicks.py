@@ -11,6 +11,7 @@ import pytest
 
 from icetide.devkit.gen.clicks import (
     MALFORMED_KINDS,
+    PRODUCT_IDS,
     UIDS,
     VALID,
     ClickGenerator,
@@ -97,3 +98,19 @@ def test_pacer_holds_rate() -> None:
     assert Pacer(None).slice_size(5000) == 5000
     with pytest.raises(SourceError, match="rate 0"):
         Pacer(0)
+
+
+def test_a_wide_product_space_with_a_hot_key() -> None:
+    gen = ClickGenerator(seed=2, products=1_000_000, hot_share=0.3)
+    ids = [e["productId"] for e in gen.events(20_000, 1)]
+    hot = ids.count("0") / len(ids)
+    assert 0.28 < hot < 0.32
+    others = [int(i) for i in ids if i != "0"]
+    assert len(set(others)) > 0.95 * len(others) and max(others) > 900_000
+    assert {e["productId"] for e in ClickGenerator(seed=2).events(2_000, 1)} == set(PRODUCT_IDS)
+
+
+@pytest.mark.parametrize(("products", "hot"), [(0, 0.0), (10, 1.5), (10, -0.1)])
+def test_a_bad_product_space_is_refused(products: int, hot: float) -> None:
+    with pytest.raises(SourceError, match="products must be >= 1"):
+        ClickGenerator(products=products, hot_share=hot)
