@@ -21,7 +21,7 @@ the same way and merged with it, so only the batch is shuffled and the dimension
 neither exchanged nor sorted per batch. A hot key lands in one partition of the batch,
 which the merge takes in one pass (a key's dimension row is one row). What it costs per
 batch is a pass over the cached rows; what it costs per dimension snapshot is a full
-read, shuffle and sort of the table (docs/semantics.md, lookups).
+read, shuffle and sort of the table (docs/semantics.md, Lookup joins).
 """
 
 from __future__ import annotations
