@@ -112,13 +112,19 @@ def probe_keys(batch: DataFrame, keys: Sequence[str], target_types: Mapping[str,
 
 
 def _first_rows(batch: DataFrame, columns: Sequence[str], n: int) -> list[Row]:
-    """Up to ``n`` rows of ``columns`` in one job. A plain ``limit().collect()`` scans one
-    partition, then more in further jobs; a limit that is not the last step is planned
-    as a per-partition limit shuffled to one partition."""
+    """Up to ``n`` rows of ``columns`` in one job: the batch's partitions read one after
+    the other by one task, which stops at the ``n``-th row (``take`` on one partition).
+
+    A plain ``take`` scans one partition, then more in further jobs. A limit inside the
+    plan (``limit(n).coalesce(1)``) is generated Java code whose counter Spark names
+    uniquely per plan (``BaseLimitExec.newLimitCountTerm``): no two batches' plans are
+    the same code, so each was compiled by Janino and then by the JIT anew — most of the
+    generated classes of a running pipeline (docs/benchmarks.md, where a batch's fixed
+    cost goes)."""
     from pyspark.sql import functions as F
 
     picked = [F.col(q(c)) for c in columns] or [F.lit(1)]
-    return batch.select(*picked).limit(n).coalesce(1).collect()
+    return batch.select(*picked).coalesce(1).take(n)
 
 
 def _all_of(parts: Sequence[str | None]) -> str | None:

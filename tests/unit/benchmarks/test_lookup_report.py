@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from benchmarks.lookup.__main__ import PATHS, _args, body, headline
 from benchmarks.lookup.run import Window, pipeline
 
