@@ -125,6 +125,25 @@ def test_a_batch_within_the_limit_is_probed_in_one_job(sp: SparkSession,
     assert "t.`k` BETWEEN -20L AND 82L" in str(past.predicate) and past_jobs == 2
 
 
+def test_probing_a_new_batch_of_the_same_shape_compiles_no_code(sp: SparkSession) -> None:
+    # a LIMIT in the plan would be new Java source per batch (docs/stack.md)
+    ident = _table(sp)
+    types = {f.name: f.dataType.simpleString() for f in sp.table(ident).schema.fields}
+    metrics = sp.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics  # type: ignore[union-attr]
+    compiles = metrics.METRIC_COMPILATION_TIME()
+    seen = []
+    for _ in range(3):  # each a new batch frame, as each micro-batch is
+        batch, _ = _batch(sp)
+        batch = batch.persist()
+        try:
+            before = compiles.getCount()
+            assert kf.probe_keys(batch, KEYS, types).rows == 11
+            seen.append(compiles.getCount() - before)
+        finally:
+            batch.unpersist()
+    assert seen[1:] == [0, 0], seen
+
+
 @pytest.mark.parametrize("limit", [None, 5])  # the listing and the aggregating path
 def test_flagged_rows_are_counted_in_the_same_pass(sp: SparkSession, limit: int | None) -> None:
     ident = _table(sp)
