@@ -53,6 +53,7 @@ PARTITION_BYTES = 32 * 1024 * 1024
 class _Held:
     snapshot: int
     df: DataFrame
+    partitions: int = 0  # a partitioned dimension's partitions (hash of the keys)
 
 
 class LookupCache:
@@ -80,7 +81,9 @@ class LookupCache:
 
     def read(self, ident: str) -> DataFrame:
         """``ident``'s current snapshot (cached when small)."""
-        current = self._current(ident)
+        return self._read(ident, self._current(ident))
+
+    def _read(self, ident: str, current: tuple[int, int] | None) -> DataFrame:
         if current is None or current[1] > self.max_bytes:
             self.forget(ident)
             return self.spark.table(ident)
@@ -110,14 +113,13 @@ class LookupCache:
             dim = self.spark.table(ident)
             return left.join(dim.select(*spec.dimension_columns(dim.columns)), keys, spec.how)
         if current[1] <= self.max_bytes:
-            dim = self.read(ident)
+            dim = self._read(ident, current)
             dim = dim.select(*spec.dimension_columns(dim.columns))
             return left.join(F.broadcast(dim), keys, spec.how)
         parted = self._partitioned(ident, spec, *current)
-        partitions = parted.df.rdd.getNumPartitions()
         # "merge": never broadcast it, whatever the size estimate says (it is cached)
-        return left.repartition(partitions, *keys).join(parted.df.hint("merge"), keys,
-                                                        spec.how)
+        return left.repartition(parted.partitions, *keys).join(parted.df.hint("merge"), keys,
+                                                               spec.how)
 
     def _partitioned(self, ident: str, spec: LookupSpec, snapshot: int, size: int) -> _Held:
         with self._lock:
@@ -128,7 +130,7 @@ class LookupCache:
             rows = rows.select(*spec.dimension_columns(rows.columns))
             n = max(self.spark.sparkContext.defaultParallelism, -(-size // PARTITION_BYTES))
             df = _persist(rows.repartition(n, *spec.keys).sortWithinPartitions(*spec.keys))
-            fresh = self._parted[(ident, spec)] = _Held(snapshot, df)
+            fresh = self._parted[(ident, spec)] = _Held(snapshot, df, n)
         if held is not None:
             held.df.unpersist(blocking=False)
         log.info("lookup %s: snapshot %d (%d bytes) cached in %d partitions by %s", ident,
