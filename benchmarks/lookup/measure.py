@@ -56,7 +56,8 @@ def run_paths(a: argparse.Namespace, tmp: Path,
                     warm_up(spark, flow, w, broker.bootstrap, a.hot, a.partitions)
                     print(f"{path.label}: {a.seconds:g} s at {a.rate:g}/s", flush=True)
                     window(spark, flow, w, bootstrap=broker.bootstrap, catalog=catalog,
-                           hot=a.hot, trigger=a.trigger, broker_pid=broker.pid)
+                           hot=a.hot, partitions=a.partitions, trigger=a.trigger,
+                           broker_pid=broker.pid)
                     check(spark, "lake", w)
                     windows.append(w)
         finally:

@@ -114,7 +114,7 @@ def warm_up(spark: SparkSession, flow: Flow, w: Window, bootstrap: str, hot: flo
 
 
 def window(spark: SparkSession, flow: Flow, w: Window, *, bootstrap: str, catalog: Any,
-           hot: float, trigger: float, broker_pid: int | None) -> None:
+           hot: float, partitions: int, trigger: float, broker_pid: int | None) -> None:
     """The flow's loop while clicks come at ``w.rate`` with a probe a second; then the
     probes' freshness (produced → the ODS commit that made them visible)."""
     stop, probes_stop = threading.Event(), threading.Event()
@@ -129,7 +129,7 @@ def window(spark: SparkSession, flow: Flow, w: Window, *, bootstrap: str, catalo
     began = time.monotonic()
     prober.start()
     report = produce_clicks(bootstrap, w.path.topic, _clicks(
-        w, hot, 4, 2, count=0, rate=w.rate, duration=w.seconds))
+        w, hot, partitions, 2, count=0, rate=w.rate, duration=w.seconds))
     probes_stop.set()
     prober.join()
     cpu, elapsed = meter.stop(), time.monotonic() - began
@@ -156,8 +156,8 @@ def check(spark: SparkSession, catalog: str, w: Window) -> None:
     from icetide.lake.lookups import lookups
 
     target, dim = f"{catalog}.{w.path.target}", f"{catalog}.{w.path.dimension}"
-    parted = [h.df for (ident, _), h in lookups(spark)._parted.items() if ident == dim]
-    w.join = (f"partitioned ({parted[0].rdd.getNumPartitions()})" if parted else "broadcast")
+    parts = lookups(spark).partitions(dim)
+    w.join = "broadcast" if parts is None else f"partitioned ({parts})"
     w.dim_rows = int(spark.table(dim).count())
     w.rows = int(spark.table(target).count())
     w.mismatched = int(spark.sql(

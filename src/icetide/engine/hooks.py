@@ -83,9 +83,7 @@ def lookup_table(left: DataFrame, name: str, spec: LookupSpec) -> DataFrame:
     ctx = current_batch()
     ident = ctx.qualify(name)
     if find_hudi(ctx.spark, ident) is not None or not _exists(ctx, ident):
-        dim = read_table(name, False)  # a missing table raises MissingTable
-        return left.join(dim.select(*spec.dimension_columns(dim.columns)), list(spec.keys),
-                         spec.how)
+        return spec.join(left, read_table(name, False))  # a missing table: MissingTable
     return ctx.lookup_join(left, name, spec)
 
 

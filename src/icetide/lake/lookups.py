@@ -14,8 +14,8 @@ table larger than ``max_bytes`` (a materialized view's fact input) is read as be
 One cache per Spark session: every flow of a run shares its dimensions.
 
 ``dp.lookup_join`` (:meth:`LookupCache.join`) broadcasts a small dimension's cached rows.
-A dimension too large to broadcast (10 M rows: building and shipping its hash table per
-snapshot would take the driver's memory) is cached once per snapshot hash-partitioned by
+A dimension too large to broadcast (10 M rows, whose hash table the driver would build
+and ship to every executor at each snapshot) is cached once per snapshot hash-partitioned by
 the lookup keys and sorted within each partition; each batch is then hash-partitioned
 the same way and merged with it, so only the batch is shuffled and the dimension is
 neither exchanged nor sorted per batch. A hot key lands in one partition of the batch,
@@ -105,21 +105,14 @@ class LookupCache:
         broadcasting it: its rows cached once per snapshot, hash-partitioned by the keys
         and sorted within each partition, so a batch shuffles only its own rows to them
         and merges (no exchange or sort of the dimension per batch)."""
-        from pyspark.sql import functions as F
-
         current = self._current(ident)
-        keys = list(spec.keys)
         if current is None:  # read as it is; Spark picks the join
-            dim = self.spark.table(ident)
-            return left.join(dim.select(*spec.dimension_columns(dim.columns)), keys, spec.how)
+            return spec.join(left, self.spark.table(ident))
         if current[1] <= self.max_bytes:
-            dim = self._read(ident, current)
-            dim = dim.select(*spec.dimension_columns(dim.columns))
-            return left.join(F.broadcast(dim), keys, spec.how)
+            return spec.join(left, self._read(ident, current), "broadcast")
         parted = self._partitioned(ident, spec, *current)
         # "merge": never broadcast it, whatever the size estimate says (it is cached)
-        return left.repartition(parted.partitions, *keys).join(parted.df.hint("merge"), keys,
-                                                               spec.how)
+        return spec.join(left.repartition(parted.partitions, *spec.keys), parted.df, "merge")
 
     def _partitioned(self, ident: str, spec: LookupSpec, snapshot: int, size: int) -> _Held:
         with self._lock:
@@ -136,6 +129,13 @@ class LookupCache:
         log.info("lookup %s: snapshot %d (%d bytes) cached in %d partitions by %s", ident,
                  snapshot, size, n, ", ".join(spec.keys))
         return fresh
+
+    def partitions(self, ident: str) -> int | None:
+        """How many partitions ``ident`` is cached in for a lookup join too large to
+        broadcast (None: it is not cached that way)."""
+        with self._lock:
+            return next((h.partitions for (i, _), h in self._parted.items() if i == ident),
+                        None)
 
     def _at(self, ident: str, snapshot: int) -> DataFrame:
         return (self.spark.read.format("iceberg").option("snapshot-id", str(snapshot))

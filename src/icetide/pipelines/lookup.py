@@ -52,6 +52,13 @@ class LookupSpec:
                 f"(it has {', '.join(available)}): name columns it holds in on= and columns=")
         return [*self.keys, *(c for c in wanted if c not in self.keys)]
 
+    def join(self, left: DataFrame, dim: DataFrame, hint: str | None = None) -> DataFrame:
+        """``left`` joined with ``dim``'s wanted columns as this lookup asks; ``hint``: a
+        join strategy for the dimension's side (``broadcast``, ``merge``)."""
+        picked = dim.select(*self.dimension_columns(dim.columns))
+        return left.join(picked if hint is None else picked.hint(hint), list(self.keys),
+                         self.how)
+
 
 #: The run-time hook behind :func:`lookup_join`: ``(left, table name, spec) -> DataFrame``.
 LookupJoiner = Callable[["DataFrame", str, LookupSpec], "DataFrame"]
@@ -88,6 +95,4 @@ def lookup_join(left: DataFrame, name: str, *, on: str | Sequence[str],
     joiner = _joiner
     if joiner is not None:
         return joiner(left, name, spec)
-    dim = read(name)
-    return left.join(dim.select(*spec.dimension_columns(dim.columns)), list(spec.keys),
-                     spec.how)
+    return spec.join(left, read(name))

@@ -62,11 +62,8 @@ class PinnedBatchContext(BatchContext):
         return (self.spark.read.format("iceberg").option("snapshot-id", str(snapshot))
                 .load(ident))
 
-
     def lookup_join(self, left: DataFrame, name: str, spec: LookupSpec) -> DataFrame:
-        dim = self.table(name)  # at its pinned snapshot
-        return left.join(dim.select(*spec.dimension_columns(dim.columns)), list(spec.keys),
-                         spec.how)
+        return spec.join(left, self.table(name))  # at its pinned snapshot
 
 
 def _refresh_interval(ctx: CompileContext, spec: FlowSpec) -> float:
