@@ -254,11 +254,12 @@ def _exists(spark: SparkSession, path: str) -> bool:
 
 
 def write_removed(spark: SparkSession, ident: str, rows: DataFrame) -> str:
-    """Write ``rows`` (the table's columns and :data:`COPIES`) under the table's location,
-    in a directory of its own; its path, for the commit's :data:`REMOVED_ROWS`."""
+    """Write ``rows`` (the table's columns and :data:`COPIES`; other columns are ignored by
+    readers) under the table's location, in a directory of its own, a file per partition
+    of ``rows``; its path, for the commit's :data:`REMOVED_ROWS`."""
     path = f"{str(load_table(spark, ident).location()).rstrip('/')}/icetide-removed/" \
            f"{uuid.uuid4().hex}"
-    rows.coalesce(1).write.parquet(path)
+    rows.write.parquet(path)
     return path
 
 

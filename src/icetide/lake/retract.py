@@ -62,7 +62,7 @@ def _null_safe(left: DataFrame, right: DataFrame, columns: Sequence[str]) -> Col
     return reduce(lambda a, b: a & b, (left[c].eqNullSafe(right[c]) for c in columns))
 
 
-def _candidates(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> DataFrame:
+def candidates(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> DataFrame:
     """Every stored row whose ``match`` values are retracted, with how many are."""
     from pyspark.sql import functions as F
 
@@ -70,7 +70,7 @@ def _candidates(stored: DataFrame, wanted: DataFrame, match: Sequence[str]) -> D
     return cand.select(*[stored[c] for c in stored.columns], wanted[_WANT])
 
 
-def _chosen(cand: DataFrame, columns: Sequence[str], match: Sequence[str]) -> DataFrame:
+def chosen_rows(cand: DataFrame, columns: Sequence[str], match: Sequence[str]) -> DataFrame:
     """The stored rows to remove: per ``match`` value, as many as retracted."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -91,6 +91,24 @@ class MergePlan(NamedTuple):
     deleted: DataFrame
 
 
+def match_columns(df: DataFrame) -> list[str]:
+    """The columns a batch's retractions name rows by (its ``RETRACT`` struct's fields)."""
+    return [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
+
+
+def wanted_rows(df: DataFrame, held: list[DataFrame]
+                ) -> tuple[list[str], list[str], DataFrame]:
+    """The match columns, the target's columns and the retractions grouped by their match
+    values with how many rows each retracts (``_WANT``), cached (added to ``held``)."""
+    from pyspark.sql import functions as F
+
+    match = match_columns(df)
+    wanted = (df.where(F.col(RETRACT).isNotNull()).select(f"{RETRACT}.*")
+              .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
+    held.append(wanted)
+    return match, [c for c in df.columns if c != RETRACT], wanted
+
+
 def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
                  ) -> MergePlan:
     """Plan the retraction MERGE; ``held``: frames it cached, for the caller to release
@@ -103,17 +121,13 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
 
     from icetide.lake.changes import COPIES
 
-    match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
-    columns = [c for c in df.columns if c != RETRACT]
-    wanted = (df.where(F.col(RETRACT).isNotNull()).select(f"{RETRACT}.*")
-              .groupBy(*match).agg(F.count(F.lit(1)).alias(_WANT))).persist()
-    held.append(wanted)
+    match, columns, wanted = wanted_rows(df, held)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    want, narrow = _summary(wanted, match, types)
+    want, narrow = retraction_summary(wanted, match, types)
     stored = spark.table(target).select(*columns)
     if narrow is not None:  # the same predicate as the MERGE's, on the candidates' scan
         stored = stored.alias("t").where(narrow)
-    cand, per_row, found, taken = _take(_candidates(stored, wanted, match), columns, match,
+    cand, per_row, found, taken = _take(candidates(stored, wanted, match), columns, match,
                                         held)
     # every retraction found its row: the chosen rows hold exactly the wanted match
     # values, so the candidates' predicate is theirs too (no second pair of jobs)
@@ -139,7 +153,7 @@ def _take(candidates: DataFrame, columns: Sequence[str], match: Sequence[str],
     seen = Observation()
     cand = candidates.persist()
     held.append(cand)
-    chosen = _chosen(cand.observe(seen, F.count(F.lit(1)).alias("n")), columns, match)
+    chosen = chosen_rows(cand.observe(seen, F.count(F.lit(1)).alias("n")), columns, match)
     per_row = chosen.drop(_RANK, _WANT).groupBy(*columns).agg(
         F.count(F.lit(1)).alias(_TAKE)).persist()
     held.append(per_row)
@@ -164,7 +178,7 @@ def _putting_back(cand: DataFrame, per_row: DataFrame, columns: Sequence[str]
             counts.select(*columns, F.col(_HAVE).cast("int").alias(COPIES)))
 
 
-def _summary(wanted: DataFrame, match: Sequence[str], types: Mapping[str, str]
+def retraction_summary(wanted: DataFrame, match: Sequence[str], types: Mapping[str, str]
              ) -> tuple[int, str | None]:
     """The rows to retract (``wanted``'s ``_WANT`` summed) and :func:`prune_predicate`'s
     predicate, in one job and, for the predicate's values, a second. The columns'
@@ -231,8 +245,7 @@ def append_with_retractions(spark: SparkSession, df: DataFrame, target: str,
     try:
         plan = merge_source(spark, df, target, held)
         if plan.missing:
-            match = [f.name for f in df.schema[RETRACT].dataType.fields]  # type: ignore[attr-defined]
-            raise UnmatchedRetraction(target, plan.missing, match)
+            raise UnmatchedRetraction(target, plan.missing, match_columns(df))
         plan.source.createOrReplaceTempView(view)
         types = {f.name: f.dataType.simpleString() for f in plan.source.schema.fields}
         columns = [c for c in df.columns if c != RETRACT]

@@ -21,6 +21,7 @@ from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
 from icetide.lake.retract import RETRACT, append_with_retractions
+from icetide.lake.retract_positions import only_retracts, retract_by_position
 from icetide.model.keys import MarkerKeys
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import ADD_OPS, MergeEngine
@@ -140,8 +141,10 @@ class AppendSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Props, sides_done: frozenset[str]) -> WriteResult:
-        if RETRACT in df.columns:  # an input removed rows: retract and append in one MERGE
-            retracted = append_with_retractions(spark, df, target, resolved(props))
+        if RETRACT in df.columns:  # an input removed rows: retract and append in one commit
+            # only removals (an erase): a DELETE by position; else a MERGE by value
+            write = retract_by_position if only_retracts(df) else append_with_retractions
+            retracted = write(spark, df, target, resolved(props))
             log.info("%s: %d row(s) retracted", target, retracted)
             return {}
         commit.append(df, target, resolved(props))
