@@ -2,44 +2,24 @@
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from tests.retractions import copies_table, retraction_batch
 
-from icetide.lake.retract import RETRACT, UnmatchedRetraction, append_with_retractions
+from icetide.lake.retract import UnmatchedRetraction, append_with_retractions
 from icetide.model.markers import Marker
 
 pytestmark = pytest.mark.spark
-_n = itertools.count()
-
-
-def _table(spark: SparkSession) -> str:
-    ident = f"lake.rtr.t{next(_n)}"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.rtr")
-    spark.sql(f"CREATE TABLE {ident} (k string, v int, note string) USING iceberg "
-              "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
-              "'write.merge.mode'='merge-on-read')")
-    spark.createDataFrame([("a", 1, "old"), ("a", 1, "old"), ("a", 1, "old"),
-                           ("b", 2, None), ("c", 3, "x")], "k string, v int, note string"
-                          ).writeTo(ident).append()
-    return ident
-
-
-def _batch(spark: SparkSession, adds: list[tuple[object, ...]],
-           retracts: list[tuple[object, ...]]):  # type: ignore[no-untyped-def]
-    rows = [(*r, None) for r in adds] + [(*r, (r[0], r[1])) for r in retracts]
-    return spark.createDataFrame(
-        rows, f"k string, v int, note string, {RETRACT} struct<k: string, v: int>")
 
 
 def test_retracts_as_many_copies_as_named_and_appends_in_one_commit(spark: SparkSession) -> None:
-    ident = _table(spark)
+    ident = copies_table(spark, "rtr")
     before = spark.sql(f"SELECT count(*) FROM {ident}.snapshots").collect()[0][0]
     # two retractions of (a, 1) — matched on k, v only (note: a lookup value, may differ)
-    df = _batch(spark, [("d", 4, "new")], [("a", 1, "changed since"), ("a", 1, None),
+    df = retraction_batch(spark, [("d", 4, "new")], [("a", 1, "changed since"), ("a", 1, None),
                                           ("b", 2, "y")])
     marker = Marker("f", {"s": 0}, {"s": 1})
     assert append_with_retractions(spark, df, ident, marker.to_summary()) == 3
@@ -51,8 +31,8 @@ def test_retracts_as_many_copies_as_named_and_appends_in_one_commit(spark: Spark
 
 
 def test_a_retraction_that_finds_no_row_stops_the_flow(spark: SparkSession) -> None:
-    ident = _table(spark)
-    df = _batch(spark, [], [("z", 9, None)]).withColumn("note", F.col("note"))
+    ident = copies_table(spark, "rtr")
+    df = retraction_batch(spark, [], [("z", 9, None)]).withColumn("note", F.col("note"))
     with pytest.raises(UnmatchedRetraction, match="1 row"):
         append_with_retractions(spark, df, ident, Marker("f", {}, {}).to_summary())
     assert spark.table(ident).count() == 5  # nothing committed
@@ -75,10 +55,10 @@ def test_the_commit_names_the_rows_it_removed_and_readers_survive_losing_them(
 
     from icetide.lake.changes import REMOVED_ROWS
 
-    ident = _table(spark)
+    ident = copies_table(spark, "rtr")
     start = spark.sql(f"SELECT snapshot_id FROM {ident}.snapshots ORDER BY committed_at DESC "
                       "LIMIT 1").collect()[0][0]
-    df = _batch(spark, [("d", 4, "new")], [("a", 1, None), ("b", 2, None)])
+    df = retraction_batch(spark, [("d", 4, "new")], [("a", 1, None), ("b", 2, None)])
     append_with_retractions(spark, df, ident, Marker("f", {"s": 0}, {"s": 1}).to_summary())
     spark.createDataFrame([("e", 5, "later")], "k string, v int, note string"
                           ).writeTo(ident).append()  # an append after it: still read so

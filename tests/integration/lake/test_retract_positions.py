@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
+from tests.retractions import copies_table, retraction_batch
 
 from icetide.lake.changes import REMOVED_ROWS, range_changes
-from icetide.lake.retract import RETRACT, UnmatchedRetraction
+from icetide.lake.retract import UnmatchedRetraction
 from icetide.lake.retract_positions import (
     StalePositions,
     _check_followed,
@@ -19,26 +19,6 @@ from icetide.lake.retract_positions import (
 from icetide.model.markers import Marker
 
 pytestmark = pytest.mark.spark
-_n = itertools.count()
-
-
-def _table(spark: SparkSession) -> str:
-    ident = f"lake.rtp.t{next(_n)}"
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.rtp")
-    spark.sql(f"CREATE TABLE {ident} (k string, v int, note string) USING iceberg "
-              "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
-              "'write.merge.mode'='merge-on-read')")
-    spark.createDataFrame([("a", 1, "old"), ("a", 1, "old"), ("a", 1, "old"),
-                           ("b", 2, None), ("c", 3, "x")], "k string, v int, note string"
-                          ).writeTo(ident).append()
-    return ident
-
-
-def _batch(spark: SparkSession, adds: list[tuple[object, ...]],
-           retracts: list[tuple[object, ...]]) -> DataFrame:
-    rows = [(*r, None) for r in adds] + [(*r, (r[0], r[1])) for r in retracts]
-    return spark.createDataFrame(
-        rows, f"k string, v int, note string, {RETRACT} struct<k: string, v: int>")
 
 
 def _last(spark: SparkSession, ident: str) -> tuple[int, str, dict[str, str]]:
@@ -48,16 +28,16 @@ def _last(spark: SparkSession, ident: str) -> tuple[int, str, dict[str, str]]:
 
 
 def test_only_a_batch_that_removes_rows_and_adds_none_qualifies(spark: SparkSession) -> None:
-    assert only_retracts(_batch(spark, [], [("a", 1, None)]))
-    assert not only_retracts(_batch(spark, [("d", 4, None)], [("a", 1, None)]))
-    assert not only_retracts(_batch(spark, [], []))
+    assert only_retracts(retraction_batch(spark, [], [("a", 1, None)]))
+    assert not only_retracts(retraction_batch(spark, [("d", 4, None)], [("a", 1, None)]))
+    assert not only_retracts(retraction_batch(spark, [], []))
 
 
 def test_deletes_exactly_the_copies_named_in_one_commit_with_the_marker(
         spark: SparkSession) -> None:
-    ident = _table(spark)
+    ident = copies_table(spark, "rtp")
     start = _last(spark, ident)[0]
-    df = _batch(spark, [], [("a", 1, "changed since"), ("a", 1, None), ("b", 2, "y")])
+    df = retraction_batch(spark, [], [("a", 1, "changed since"), ("a", 1, None), ("b", 2, "y")])
     marker = Marker("f", {"s": 0}, {"s": 1}).to_summary()
     assert retract_by_position(spark, df, ident, marker) == 3
     assert Counter(tuple(r) for r in spark.table(ident).collect()) == Counter(
@@ -75,20 +55,20 @@ def test_deletes_exactly_the_copies_named_in_one_commit_with_the_marker(
 
 
 def test_a_retraction_that_finds_no_row_stops_the_flow(spark: SparkSession) -> None:
-    ident = _table(spark)
+    ident = copies_table(spark, "rtp")
     before = _last(spark, ident)[0]
     with pytest.raises(UnmatchedRetraction, match="1 row"):  # 4 copies named, 3 stored
-        retract_by_position(spark, _batch(spark, [], [("a", 1, None)] * 4), ident,
+        retract_by_position(spark, retraction_batch(spark, [], [("a", 1, None)] * 4), ident,
                             Marker("f", {}, {"s": 1}).to_summary())
     with pytest.raises(UnmatchedRetraction, match="1 row"):  # none stored
-        retract_by_position(spark, _batch(spark, [], [("z", 9, None)]), ident,
+        retract_by_position(spark, retraction_batch(spark, [], [("z", 9, None)]), ident,
                             Marker("f", {}, {"s": 1}).to_summary())
     assert _last(spark, ident)[0] == before and spark.table(ident).count() == 5
 
 
 def test_a_commit_that_moved_rows_before_the_delete_stops_the_flow(
         spark: SparkSession) -> None:
-    ident = _table(spark)
+    ident = copies_table(spark, "rtp")
     located = _last(spark, ident)[0]
     spark.createDataFrame([("e", 5, None)], "k string, v int, note string"
                           ).writeTo(ident).append()  # an append moves no row: fine
