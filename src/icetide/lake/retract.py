@@ -179,7 +179,7 @@ def _putting_back(cand: DataFrame, per_row: DataFrame, columns: Sequence[str]
 
 
 def retraction_summary(wanted: DataFrame, match: Sequence[str], types: Mapping[str, str]
-             ) -> tuple[int, str | None]:
+                       ) -> tuple[int, str | None]:
     """The rows to retract (``wanted``'s ``_WANT`` summed) and :func:`prune_predicate`'s
     predicate, in one job and, for the predicate's values, a second. The columns'
     cardinalities are estimated (HyperLogLog: one pass, where exact distinct counts of a
@@ -202,7 +202,7 @@ def prune_predicate(chosen: DataFrame, match: Sequence[str], types: Mapping[str,
     rows' values of the match column with the fewest of them. In the MERGE's ``ON`` it is
     applied to the target before the join, so the MERGE shuffles those rows instead of
     the whole table (see :mod:`icetide.lake.key_filter`). ``counts``: the distinct values
-    of each usable match column, estimated (:func:`_summary`)."""
+    of each usable match column, estimated (:func:`retraction_summary`)."""
     usable = [c for c in match if supported(types.get(c, ""))]
     if not usable:
         return None
