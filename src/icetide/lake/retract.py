@@ -9,9 +9,11 @@ Spark's MERGE cannot name a target row by position (``_file``/``_pos`` do not re
 its ``ON``), so the chosen rows are matched on all their columns: a MERGE deletes every
 stored copy of each chosen row, and re-inserts the copies that were not chosen (they are
 identical, so nothing else changes); the new rows are inserted by the same statement. A
-retraction that finds no stored row stops the flow: the row it names was produced
-differently from how it is retracted now (a filter or join on a lookup column whose
-value changed), and skipping it would leave the target wrong without a word.
+batch with no new rows is a ``DELETE`` by position instead
+(:mod:`icetide.lake.retract_positions`). A retraction that finds no stored row stops the
+flow: the row it names was produced differently from how it is retracted now (a filter
+or join on a lookup column whose value changed), and skipping it would leave the target
+wrong without a word.
 
 The rows the MERGE deletes are also written to a Parquet file named in its commit
 (:data:`icetide.lake.changes.REMOVED_ROWS`): the flows below read them from there instead
