@@ -287,7 +287,33 @@ def _start(settings: Settings, conf: Mapping[str, str], java: JavaInfo) -> Spark
         keep_stdout_clean(session)
     memoize_java_names()
     _jvm_phases(session)
+    _ready_jdbc_catalog(session, settings)
     return session
+
+
+#: What Iceberg 1.12's ``JdbcCatalog.initialize`` raises when the ``ALTER TABLE`` adding
+#: its V1 column (``iceberg_type``) to a fresh database finds the column already added by
+#: another initializer of the same database (seen once in ``test_two_runs``: the run's
+#: first catalog use failed and stopped its flow); initialized again, it finds the column.
+_JDBC_SCHEMA_RACE = "Cannot check and eventually update SQL schema"
+
+
+def _ready_jdbc_catalog(session: SparkSession, settings: Settings) -> None:
+    """Initialize a ``jdbc`` catalog now, on this thread, once more after the schema race
+    above, before flows, warm-up and compile threads first use it."""
+    from tenacity import stop_after_attempt, wait_fixed
+
+    from icetide.runtime.retry import retrying
+
+    if settings.catalog.type != "jdbc":
+        return
+
+    def retried(failure: object, seconds: float) -> None:
+        log.info("the jdbc catalog's schema was updated meanwhile; initializing it again")
+
+    manager = session._jsparkSession.sessionState().catalogManager()
+    retrying(lambda exc: _JDBC_SCHEMA_RACE in str(exc), wait=wait_fixed(0.2),
+             stop=stop_after_attempt(5), on_retry=retried)(manager.catalog, settings.catalog.name)
 
 
 def _jvm_phases(session: SparkSession) -> None:
