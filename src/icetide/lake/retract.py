@@ -111,6 +111,17 @@ def wanted_rows(df: DataFrame, held: list[DataFrame]
     return match, [c for c in df.columns if c != RETRACT], wanted
 
 
+def summarized(df: DataFrame, held: list[DataFrame]
+               ) -> tuple[list[str], list[str], DataFrame, int, str | None]:
+    """:func:`wanted_rows` with :func:`retraction_summary`: the match columns, the
+    target's columns, the grouped retractions, how many rows they retract and the
+    predicate pruning the target's scan (``None``: none)."""
+    match, columns, wanted = wanted_rows(df, held)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    want, narrow = retraction_summary(wanted, match, types)
+    return match, columns, wanted, want, narrow
+
+
 def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[DataFrame]
                  ) -> MergePlan:
     """Plan the retraction MERGE; ``held``: frames it cached, for the caller to release
@@ -123,9 +134,7 @@ def merge_source(spark: SparkSession, df: DataFrame, target: str, held: list[Dat
 
     from icetide.lake.changes import COPIES
 
-    match, columns, wanted = wanted_rows(df, held)
-    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    want, narrow = retraction_summary(wanted, match, types)
+    match, columns, wanted, want, narrow = summarized(df, held)
     stored = spark.table(target).select(*columns)
     if narrow is not None:  # the same predicate as the MERGE's, on the candidates' scan
         stored = stored.alias("t").where(narrow)

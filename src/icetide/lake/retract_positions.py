@@ -32,8 +32,7 @@ from icetide.lake.retract import (
     candidates,
     chosen_rows,
     match_columns,
-    retraction_summary,
-    wanted_rows,
+    summarized,
 )
 from icetide.tables.sql import quote_qualified
 
@@ -84,9 +83,7 @@ def _chosen(spark: SparkSession, df: DataFrame, target: str, snapshot: int,
     scans, chooses and writes: the written file is then read for the positions."""
     from pyspark.sql import functions as F
 
-    match, columns, wanted = wanted_rows(df, held)
-    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    want, narrow = retraction_summary(wanted, match, types)
+    match, columns, wanted, want, narrow = summarized(df, held)
     stored = (spark.read.format("iceberg").option("snapshot-id", snapshot).load(target)
               .select(*columns, FILE, POS))
     if narrow is not None:
@@ -136,12 +133,8 @@ def _check_followed(spark: SparkSession, target: str, snapshot: int,
     done = commit.committed(spark, target, props)
     if done is None or done.parent is None:
         return
-    table = commit.load_table(spark, target)
-    parent: int | None = done.parent
-    while parent is not None and parent != snapshot:
-        snap = table.snapshot(parent)
-        if snap is None:
-            return  # expired: nothing is left to compare against
-        if str(snap.operation()) != "append":
-            raise StalePositions(target, snapshot, str(snap.operation()), parent)
-        parent = None if snap.parentId() is None else int(snap.parentId())
+    for snap in commit.read_metadata(spark, target).ancestors(done.parent):
+        if snap.snapshot_id == snapshot:
+            return  # (an expired snapshot ends the walk: nothing left to compare)
+        if snap.operation != "append":
+            raise StalePositions(target, snapshot, str(snap.operation), snap.snapshot_id)
