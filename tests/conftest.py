@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
+import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -15,11 +18,29 @@ from icetide.runtime.classpath import group_jars
 from icetide.runtime.session import get_spark, stop_spark
 from tests.metastores import stop_metastores_under
 
+
+def _below_ephemeral_port() -> int:
+    """A free loopback port below the kernel's ephemeral range. A metastore port is used
+    by test after test for the whole session and is free in between; in the ephemeral
+    range any connection's local port could take it meanwhile (the suite once failed with
+    "127.0.0.1:PORT is taken by another program")."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(100):
+        port = random.randrange(max(1024, low - 10_000), low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    return free_port()
+
+
 # The port of every metastore service the tests start (see the metastore section below):
 # one per test process (each xdist worker its own, not the one it inherits from the
 # controller, or two workers' homes would meet on it).
 if os.environ.get("PYTEST_XDIST_WORKER") or "ICETIDE_METASTORE__PORT" not in os.environ:
-    os.environ["ICETIDE_METASTORE__PORT"] = str(free_port())
+    os.environ["ICETIDE_METASTORE__PORT"] = str(_below_ephemeral_port())
 
 
 # --- tests: whole modules per xdist worker (owner: tests) ------------------------------------
