@@ -26,6 +26,8 @@ HOPS = {
     "ODS append (Kafka → clickevent)": "ods_behavior.clickevent",
     "DWD append + dimension joins": "dwd.click_wide",
     "DWS aggregation MERGE (count_views_uv)": "dws.count_views_uv",
+    "DWS aggregation MERGE + changelog (user_activity)": "dws.user_activity",
+    "DWS partial-update MERGE (profile_activity)": "dws.profile_activity",
     "CDC MERGE (products)": "dim_db.products",
 }
 PRODUCTS = tuple(str(i) for i in range(1, 10))  # the seed's productIds

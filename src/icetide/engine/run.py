@@ -242,8 +242,8 @@ class PipelineRun:
         maintenance pass of a table the run writes."""
         with self.leases():
             phase("leases")
-            warm_python_workers(self.spark, sorted({type(s).__module__
-                                                    for s in self.sources.values()}))
+            warm_python_workers(self.spark, sorted({m for s in self.sources.values()
+                                                    for m in s.worker_modules}))
             loops: list[FlowLoop] = []
             scheduler = DagScheduler(self.spark, [], self.concurrency(),
                                      track_runtime(loops, on_batch), self._record_error)

@@ -65,6 +65,13 @@ class Source(ABC, Generic[P]):
     def read(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame:
         """The rows of ``batch`` as a DataFrame (deterministic for the same range)."""
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:
+        """The modules this source's Spark tasks import in Python workers (none: its tasks
+        run no icetide code there). A run imports them in its workers ahead of the first
+        batch (:mod:`icetide.runtime.warmup`)."""
+        return ()
+
     def removed(self, spark: SparkSession, batch: BatchRange[P]) -> DataFrame | None:
         """The rows ``batch`` removed from the source (a lake table's deletes and
         rewrites); ``None``: it removed none, ``read`` is the whole change."""

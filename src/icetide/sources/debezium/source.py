@@ -97,6 +97,10 @@ class DebeziumSource(Source[KafkaPosition]):
         return TableSchema(db, name, tuple(Column(n, t, t, n not in key) for n, t in self.columns),
                            self.config.primary_key)
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:
+        return self.kafka.worker_modules
+
     def initial_position(self) -> KafkaPosition:
         return self.kafka.initial_position()
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from icetide.sources.kafka.client import READER_GROUP
 from icetide.sources.kafka.java_client import java_options
@@ -65,6 +65,8 @@ class JvmReader:
 
     ``properties`` are ``kafka.properties`` (librdkafka names), translated once by
     :func:`~icetide.sources.kafka.java_client.java_options`."""
+
+    worker_modules: ClassVar[tuple[str, ...]] = ()  # its tasks run in the JVM
 
     bootstrap: str
     properties: Mapping[str, str] = field(default_factory=dict, repr=False)  # secrets

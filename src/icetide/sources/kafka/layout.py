@@ -5,7 +5,7 @@ and the :class:`BatchReader` protocol the source calls (``jvm``: :mod:`.jvm_read
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -41,6 +41,9 @@ def task_count(sizes: Sequence[int], slots: int, slice_size: int = DEFAULT_SLICE
 
 class BatchReader(Protocol):
     """Reads a planned batch ``[start, end)`` of one topic."""
+
+    #: The modules its Spark tasks import in Python workers.
+    worker_modules: ClassVar[tuple[str, ...]]
 
     def raw(self, spark: SparkSession, topic: str, start: Mapping[int, int],
             end: Mapping[int, int]) -> DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from icetide.sources.kafka.layout import DEFAULT_SLICE_SIZE
 from icetide.sources.kafka.reader import SliceReader, read_batch
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PythonReader:
     """A :class:`~icetide.sources.kafka.layout.BatchReader` on :class:`SliceReader` tasks."""
+
+    #: The tasks' function is a :class:`SliceReader`.
+    worker_modules: ClassVar[tuple[str, ...]] = (SliceReader.__module__,)
 
     tasks: SliceReader
     slice_size: int = DEFAULT_SLICE_SIZE

@@ -188,6 +188,10 @@ class KafkaSource(Source[KafkaPosition]):
         """Close the driver's Kafka client."""
         self.client.close()
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:
+        return self.reader.worker_modules
+
     def __repr__(self) -> str:
         return f"KafkaSource({self.topic!r}, bootstrap={self.bootstrap!r})"
 
