@@ -20,7 +20,14 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.report import append_section
-from benchmarks.restart.phases import Restart, batch_table, headline, layer_table, step_table
+from benchmarks.restart.phases import (
+    Restart,
+    batch_table,
+    cpu_table,
+    headline,
+    layer_table,
+    step_table,
+)
 from benchmarks.restart.run import CAUGHT_UP, Plan, measure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +61,11 @@ def report(runs: dict[str, list[Restart]], command: str) -> str:
             "and share; a step that overlapped the ones before it counts 0):\n\n"
             + step_table(runs)
             + "\n\nThe first ODS batch's own phases (median seconds):\n\n"
-            + batch_table(runs) + "\n")
+            + batch_table(runs)
+            + "\n\nWhere the CPU of the way to the first ODS commit went: the pipeline's "
+            "processes from the spawn on, per part (median CPU seconds; the JVM by its "
+            "threads, `benchmarks/restart/cpu_timeline.py`):\n\n"
+            + cpu_table(runs) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

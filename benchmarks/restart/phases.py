@@ -89,6 +89,9 @@ class Restart:
     first_commit: dict[str, float] = field(default_factory=dict)
     #: the first ODS batch's own phases (position, plan, transform, …), seconds
     batch: dict[str, float] = field(default_factory=dict)
+    #: CPU seconds per part from the spawn to the first ODS commit
+    #: (:mod:`benchmarks.restart.cpu_timeline`)
+    cpu: dict[str, float] = field(default_factory=dict)
 
     def to_commit(self, layer: str) -> float | None:
         """Seconds from spawn to the layer's first new commit."""
@@ -186,6 +189,27 @@ def batch_table(runs: Mapping[str, Sequence[Restart]]) -> str:
                 "-" if v is None else f"{v:,.0f}" for v in values) + " |")
             continue
         rows.append(f"| {name} | " + " | ".join(_fmt(v) for v in values) + " |")
+    return "\n".join(rows)
+
+
+def cpu_table(runs: Mapping[str, Sequence[Restart]]) -> str:
+    """CPU seconds per part on the way to the first ODS commit, median per tree, with
+    each part's share, and the cores the way kept busy (all CPU over its seconds)."""
+    trees = list(runs)
+    parts = list(dict.fromkeys(k for rs in runs.values() for r in rs for k in r.cpu))
+    medians = {t: {p: median([r.cpu.get(p) for r in runs[t]]) or 0.0 for p in parts}
+               for t in trees}
+    totals = {t: sum(medians[t].values()) for t in trees}
+    rows = ["| part | " + " | ".join(f"{t}: CPU-s (share)" for t in trees) + " |",
+            "| --- |" + " ---: |" * len(trees)]
+    for part in parts:
+        rows.append(f"| {part} | " + " | ".join(
+            f"{medians[t][part]:.2f} ({medians[t][part] / totals[t]:.0%})" if totals[t]
+            else "-" for t in trees) + " |")
+    rows.append("| **all** | " + " | ".join(f"**{totals[t]:.2f}**" for t in trees) + " |")
+    ways = {t: median([r.to_commit("ODS") for r in runs[t]]) for t in trees}
+    rows.append("| cores busy on the way | " + " | ".join(
+        f"{totals[t] / way:.2f}" if way else "-" for t, way in ways.items()) + " |")
     return "\n".join(rows)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from benchmarks.cpu import descendants
 from benchmarks.freshness.run import TOPIC, WARMUP_CLICKS, Load, lake_settings, pipeline_process
 from benchmarks.freshness.trace import LAYERS, commits
+from benchmarks.restart.cpu_timeline import CpuTimeline
 from benchmarks.restart.phases import Restart, batch_detail, parse
 from icetide.config import Settings
 from icetide.devkit.embedded.kinds import embedded_broker
@@ -128,7 +129,8 @@ def _cycle(settings: Settings, shop: Any, catalog: Any, tree: str, src: Path,
     log = settings.home / "pipeline.log"
     offset = log.stat().st_size if log.exists() else 0
     spawned = time.time()  # the killed process commits nothing after its kill
-    with pipeline_process(settings, shop, src, Load(rate=0, seconds=0), verbose=True) as proc:
+    with pipeline_process(settings, shop, src, Load(rate=0, seconds=0), verbose=True) as proc, \
+            CpuTimeline(proc.pid) as cpu:
         found = _wait_commits(catalog, proc, int(spawned * 1000),
                               FIRST_START_S if tree == COLD else RESTART_S)
         if proc.poll() is not None:
@@ -141,7 +143,8 @@ def _cycle(settings: Settings, shop: Any, catalog: Any, tree: str, src: Path,
     with log.open("rb") as fh:
         fh.seek(offset)
         text = fh.read().decode(errors="replace")
-    return Restart(tree, spawned, parse(text), found, batch_detail(text))
+    on_way = cpu.at(found["ODS"]) if "ODS" in found else {}
+    return Restart(tree, spawned, parse(text), found, batch_detail(text), on_way)
 
 
 def measure(home: Path, plan: Plan) -> list[Restart]:

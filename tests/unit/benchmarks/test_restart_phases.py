@@ -9,6 +9,7 @@ from benchmarks.restart.phases import (
     Restart,
     batch_detail,
     batch_table,
+    cpu_table,
     headline,
     parse,
     step_seconds,
@@ -94,6 +95,20 @@ def test_the_events_the_first_batch_read_are_a_count() -> None:
     restart = Restart("after", 100.0, {}, {}, {"write": 0.5, "rows_in": 24_000.0})
     table = batch_table({"after": [restart]})
     assert "| events it read (count) | 24,000 |" in table and "| write | 0.50 |" in table
+
+
+def test_the_cpu_of_the_way_is_told_per_part_with_the_cores_it_kept_busy() -> None:
+    def run(ods: float, jit: float) -> Restart:
+        return Restart("after", 100.0, {}, {"ODS": 100.0 + ods}, {},
+                       {"JIT compilers": jit, "Python driver": 1.0})
+
+    table = cpu_table({"after": [run(10.0, 3.0), run(12.0, 5.0), run(11.0, 4.0)]})
+    assert "| JIT compilers | 4.00 (80%) |" in table  # medians: 4 of 5 CPU-s
+    assert "| Python driver | 1.00 (20%) |" in table
+    assert "| **all** | **5.00** |" in table
+    assert "| cores busy on the way | 0.45 |" in table  # 5 CPU-s over 11 s
+    body = report({"after": [run(10.0, 3.0)]}, "python -m benchmarks.restart")
+    assert "Where the CPU of the way to the first ODS commit went" in body
 
 
 def test_options() -> None:
