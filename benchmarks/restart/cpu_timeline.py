@@ -16,7 +16,7 @@ import bisect
 import threading
 import time
 
-from benchmarks.cpu import JVM_PARTS, cpu_seconds, descendants, is_java, jvm_threads
+from benchmarks.cpu import JVM_PARTS, JvmThreadMeter, cpu_seconds, descendants, is_java
 
 PY_DRIVER, PY_WORKERS = "Python driver", "Python workers and launcher"
 PARTS = (*JVM_PARTS, PY_DRIVER, PY_WORKERS)
@@ -30,7 +30,8 @@ class CpuTimeline:
         self.root = root
         self._times: list[float] = []  # epoch seconds of each sample
         self._parts: list[dict[str, float]] = []
-        self._threads: dict[tuple[int, int], tuple[str, float]] = {}
+        self._java: list[int] = []  # the tree's JVMs at the current sample
+        self._jvm = JvmThreadMeter(lambda: self._java)
         self._others: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cpu-timeline", daemon=True)
@@ -49,17 +50,15 @@ class CpuTimeline:
             self._stop.wait(TICK_S)
 
     def _sample(self) -> None:
-        driver = 0.0
+        driver, self._java = 0.0, []
         for pid in descendants(self.root):
             if pid == self.root:
                 driver = cpu_seconds(pid)
             elif is_java(pid):
-                self._threads.update({(pid, tid): v for tid, v in jvm_threads(pid).items()})
+                self._java.append(pid)
             else:
                 self._others[pid] = max(self._others.get(pid, 0.0), cpu_seconds(pid))
-        parts = dict.fromkeys(PARTS, 0.0)
-        for part, seconds in self._threads.values():
-            parts[part] += seconds
+        parts = {**dict.fromkeys(PARTS, 0.0), **self._jvm.read()}
         parts[PY_DRIVER] = driver or (self._parts[-1][PY_DRIVER] if self._parts else 0.0)
         parts[PY_WORKERS] = sum(self._others.values())
         self._times.append(time.time())

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["KafkaSource", "read", "resolve_bootstrap"]
 
 #: Imported on first use: a Spark task that reads a slice imports this package on its way
-#: to :mod:`icetide.sources.kafka.python_reader`, and must not pay for the driver side
-#: (the pipeline API, its config models and SQL parser: 0.19 s of a worker's 0.28 s).
+#: to :mod:`icetide.sources.kafka.reader`, and must not pay for the driver side (the
+#: pipeline API, its config models and SQL parser: most of a worker's import time).
 _LAZY = {"KafkaSource": "icetide.sources.kafka.source",
          "resolve_bootstrap": "icetide.sources.kafka.client"}
 
