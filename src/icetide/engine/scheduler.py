@@ -59,6 +59,9 @@ MAINTENANCE_POOL = "maintenance"
 MAINTENANCE_GAP_FACTOR = 3.0
 #: The scheduler wakes at least this often to notice a stop request.
 TICK_S = 0.5
+#: A flow waiting for an upstream flow of its diamond (:meth:`Slot.held_until`) waits at
+#: most this many of that flow's batch durations after its input changed.
+ALIGN_WAIT_FACTOR = 2.0
 
 OnBatch = Callable[[BatchResult], None]
 OnError = Callable[[FlowLoop, BaseException], None]
@@ -94,6 +97,10 @@ class Slot:
     #: When the inputs are looked at again without a commit upstream.
     next_poll: float = 0.0
     dirty: bool = True  # an upstream flow committed since this flow's last batch started
+    dirty_since: float = field(default_factory=time.monotonic)  # when it became dirty
+    #: Upstream flows fed by another of this flow's upstream flows (a diamond): after a
+    #: commit above both, this flow waits for them (:meth:`held_until`).
+    aligned: list[Slot] = field(default_factory=list)
     #: When the oldest input not yet taken by a batch arrived (``inf``: none known): for
     #: a polled source, its last batch start; for a consumer, the arrival its producer's
     #: committed batch carried. Priority counts from it (see :meth:`deadline`).
@@ -169,21 +176,41 @@ class Slot:
             return False
         if self.behind:
             return True
-        return now >= self.next_start and (self.dirty or now >= self.next_poll)
+        due = now >= self.next_start and (self.dirty or now >= self.next_poll)
+        return due and now >= self.held_until(now)
 
-    def wake_at(self) -> float:
-        """When this slot becomes ready unless an upstream commit comes first."""
+    def held_until(self, now: float) -> float:
+        """Until when this flow waits for an upstream flow of its diamond that is running
+        or about to: ``dws.count_views_uv`` reads ``dwd.click_wide`` and
+        ``dws.product_user``, which reads ``dwd.click_wide`` too. Started at once on a
+        DWD commit, it would run again for product_user's commit of the same clicks: one
+        batch of fixed cost more per commit above, and a table whose counts and distinct
+        users stand at different positions in between. It waits at most
+        ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, so a flow
+        always behind upstream never starves it. 0: not held."""
+        busy = [u for u in self.aligned if u.running or u.ready(now)]
+        if not busy:
+            return 0.0
+        return self.dirty_since + ALIGN_WAIT_FACTOR * max(u.pacer.cost_s for u in busy)
+
+    def due(self) -> float:
+        """When its spacing and inputs let this slot start (its diamond aside) unless an
+        upstream commit comes first."""
         if self.running:
             return math.inf
         if self.behind:
             return 0.0
         return self.next_start if self.dirty else max(self.next_start, self.next_poll)
 
+    def wake_at(self, now: float) -> float:
+        """When this slot becomes ready unless an upstream commit or batch end comes first."""
+        return max(self.due(), self.held_until(now))
+
     def deadline(self) -> float:
         """Earliest deadline first: when its oldest pending input arrived (else when it
         became ready) plus the tightest target it serves. A click waiting at DWS arrived
         before the clicks waiting at ODS, so for one target the lower hop goes first."""
-        since = self.pending_since if self.pending_since < math.inf else self.wake_at()
+        since = self.pending_since if self.pending_since < math.inf else self.due()
         return since + self.target_s
 
     def take(self, now: float) -> None:
@@ -201,6 +228,14 @@ class Slot:
         if self.polls:
             return min(self.spacing, POLL_S)
         return max(IDLE_POLL_MIN_S, IDLE_POLL_FACTOR * self.spacing)
+
+
+def ancestors(slot: Slot) -> set[int]:
+    """The ids of every flow above ``slot`` in the run."""
+    found: set[int] = set()
+    for u in slot.upstream:
+        found |= {id(u), *ancestors(u)}
+    return found
 
 
 def depth(slot: Slot) -> int:
@@ -240,6 +275,9 @@ def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
             if producer is not None and producer is not slot and slot not in producer.downstream:
                 producer.downstream.append(slot)
                 slot.upstream.append(producer)
+    for slot in slots:
+        slot.aligned = [u for u in slot.upstream
+                        if any(id(v) in ancestors(u) for v in slot.upstream if v is not u)]
 
 
 class DagScheduler:
@@ -363,7 +401,7 @@ class DagScheduler:
         not in a busy loop. A batch that ended since ``now`` is not waited for. The run's
         own ``stop`` ends it (looked at every ``TICK_S``), not a stop request: that ends
         the batches' retry waits, and ``icetide run`` sets ``stop`` with it."""
-        wake = min((s.wake_at() for s in self.slots if not s.ready(now)), default=math.inf)
+        wake = min((s.wake_at(now) for s in self.slots if not s.ready(now)), default=math.inf)
         pause(min(TICK_S, max(0.0, wake - now)) or 0.01, self._ended, interruptible=False)
         self._ended.clear()
 
@@ -412,7 +450,8 @@ class DagScheduler:
         slot.next_poll = slot.next_start if slot.polls else now + slot.poll_gap()
         with self._links:
             for consumer in slot.downstream:
-                consumer.dirty = True
+                if not consumer.dirty:
+                    consumer.dirty, consumer.dirty_since = True, now
                 consumer.pending_since = min(consumer.pending_since, slot.batch_since)
         phase(f"first_commit {slot.name}", detail=" ".join(
             [*(f"{k}={v:.2f}" for k, v in result.phases.items()), f"rows_in={result.rows_in}"]))

@@ -54,10 +54,11 @@ class _Table(Source[dict[str, Any]]):
 class _Loop(FlowLoop):
     """A flow loop whose n-th batch returns ``script(n)``; it records when each began."""
 
-    def __init__(self, name: str, reads: str | None, script: Script,
+    def __init__(self, name: str, reads: str | tuple[str, ...] | None, script: Script,
                  min_spacing: float = 0.0, target: str | None = None) -> None:
-        src = _Table(reads)
-        flow = Flow(name=name, target=target or f"lake.{name}", sources={src.key: src},
+        srcs = [_Table(r) for r in reads] if isinstance(reads, tuple) else [_Table(reads)]
+        flow = Flow(name=name, target=target or f"lake.{name}",
+                    sources={src.key: src for src in srcs},
                     transform=lambda ctx: None,  # type: ignore[arg-type,return-value]
                     min_spacing=min_spacing)
         super().__init__(None, flow, max_failures=2)  # type: ignore[arg-type]
@@ -142,6 +143,53 @@ def test_a_commit_starts_the_flows_downstream_at_once_not_at_their_spacing() -> 
     assert commits.get("c") == 1, "c never saw b's commit"
     assert c.starts[-1] - began < 3.0  # three hops, no 30 s trigger wait between them
     assert len(a.starts) == 1 or a.starts[1] - a.starts[0] >= 30.0  # a's spacing holds
+
+
+def _diamond(b_seconds: float, b_cost: float) -> tuple[dict[str, list[tuple[int, int]]],
+                                                       list[Slot]]:
+    """a → b → c and a → c; c records the commits of a and b each of its batches saw."""
+    commits: dict[str, int] = {}
+    seen: dict[str, list[tuple[int, int]]] = {"c": []}
+
+    def source(n: int) -> BatchResult | None:
+        if n > 1:
+            return None
+        commits["a"] = 1
+        return _result("a")
+
+    def b(n: int) -> BatchResult | None:
+        if commits.get("a", 0) <= commits.get("b", 0):
+            return None
+        time.sleep(b_seconds)
+        commits["b"] = commits["a"]
+        return _result("b")
+
+    def c(n: int) -> BatchResult | None:
+        now = (commits.get("a", 0), commits.get("b", 0))
+        if now == (0, 0) or (seen["c"] and seen["c"][-1] == now):
+            return None
+        seen["c"].append(now)
+        return _result("c")
+
+    slots = [_slot(_Loop("a", None, source), 30.0), _slot(_Loop("b", "lake.a", b), 0.1),
+             _slot(_Loop("c", ("lake.a", "lake.b"), c), 0.1)]
+    _chain(slots)
+    slots[1].pacer.planner.cost_s = b_cost  # b's batch time, as measured
+    return seen, slots
+
+
+def test_a_diamond_waits_for_its_middle_flow_and_commits_once() -> None:
+    seen, slots = _diamond(b_seconds=0.5, b_cost=0.5)
+    assert slots[2].aligned == [slots[1]] and slots[1].aligned == []
+    _run(slots, until=lambda: (1, 1) in seen["c"], seconds=5.0)
+    # started at once on a's commit, c would have run beside b and again after it: (1, 0)
+    assert seen["c"] == [(1, 1)]
+
+
+def test_a_diamond_waits_no_longer_than_twice_the_middle_flows_batch_time() -> None:
+    seen, slots = _diamond(b_seconds=2.0, b_cost=0.2)  # b far slower than it used to be
+    _run(slots, until=lambda: (1, 1) in seen["c"], seconds=6.0)
+    assert seen["c"] == [(1, 0), (1, 1)]  # c went ahead after 0.4 s, and ran again
 
 
 def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None:
