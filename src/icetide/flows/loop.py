@@ -314,8 +314,10 @@ class FlowLoop:
         """Whether the output need not be cached too: the counting pass and the write each
         recompute it from the batch's cached source rows (one cache layer, not two; the
         sources are never read twice). Expectations keep the output cached, so what was
-        checked is exactly what is written."""
-        return (self.flow.checker is None and bool(ctx.accessed)
+        checked is exactly what is written; so do dimension look-ups: recomputed, each
+        broadcast look-up would be collected and broadcast again for the write, a Spark
+        job per dimension (``dwd.click_wide``: 6 jobs a batch, 4 with the output kept)."""
+        return (self.flow.checker is None and bool(ctx.accessed) and not ctx.looked_up
                 and all(ctx.is_cached(key) for key in ctx.accessed))
 
     def _check(self, ctx: BatchContext, out: DataFrame

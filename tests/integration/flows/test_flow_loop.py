@@ -332,3 +332,50 @@ def test_a_backlog_is_taken_in_time_sized_batches_and_a_restart_sizes_from_its_m
     again.run_until_caught_up()
     assert again.run_batch() is None  # all taken, in batches of whatever size
     assert len(set(_offsets(spark, target))) == 11_000
+
+
+class _RecomputesLookups(FlowLoop):
+    """The same loop, recomputing the output for the write whatever it looked up."""
+
+    def _reuse_inputs(self, ctx: BatchContext) -> bool:
+        return (self.flow.checker is None and bool(ctx.accessed)
+                and all(ctx.is_cached(key) for key in ctx.accessed))
+
+
+def _enriched(spark: SparkSession, bootstrap: str, loop_class: type[FlowLoop]
+              ) -> tuple[list[BatchResult], str]:
+    """Clicks joined with a looked-up lake table of products (broadcast)."""
+    name = f"t{next(_names)}"
+    produce_clicks(bootstrap, name, GenOptions(count=1400, seed=7))
+    target, dlq = _tables(spark, name)
+    spark.sql(f"ALTER TABLE {target} ADD COLUMN label string")
+    dim = f"lake.flowtest.{name}_products"
+    spark.sql(f"CREATE TABLE {dim} (productId string, label string) USING iceberg")
+    spark.sql(f"INSERT INTO {dim} SELECT CAST(id AS string), concat('p', id) "
+              "FROM range(0, 10)")
+    flow = _flow("enriched", name, bootstrap, target, dlq)
+    read = flow.transform
+
+    def transform(ctx: BatchContext) -> DataFrame:
+        from pyspark.sql import functions as F
+        return read(ctx).join(F.broadcast(ctx.table(dim)), "productId", "left")
+
+    loop = loop_class(spark, replace(flow, transform=transform))
+    return loop.run_until_caught_up(), target
+
+
+def test_a_flow_that_looks_up_a_dimension_broadcasts_it_once_a_batch(
+        spark: SparkSession, loop_broker: str) -> None:
+    """The output of a flow with look-ups is kept for the write: the dimension is collected
+    and broadcast for the counting pass only, one Spark job fewer per batch, same rows."""
+    kept, target = _enriched(spark, loop_broker, FlowLoop)
+    recomputed, target_again = _enriched(spark, loop_broker, _RecomputesLookups)
+
+    def rows(table: str) -> list[tuple[str, str | None]]:
+        return sorted((r[0], r[1]) for r in spark.sql(
+            f"SELECT productId, label FROM {table}").collect())
+
+    assert rows(target) == rows(target_again) and len(rows(target)) == sum(
+        r.rows for r in kept) > 0
+    assert any(label is not None for _, label in rows(target))
+    assert [r.jobs + 1 for r in kept] == [r.jobs for r in recomputed]
