@@ -315,8 +315,8 @@ class FlowLoop:
         recompute it from the batch's cached source rows (one cache layer, not two; the
         sources are never read twice). Expectations keep the output cached, so what was
         checked is exactly what is written; so do dimension look-ups: recomputed, each
-        broadcast look-up would be collected and broadcast again for the write, a Spark
-        job per dimension (``dwd.click_wide``: 6 jobs a batch, 4 with the output kept)."""
+        broadcast look-up would be collected and broadcast again for the write: a Spark
+        job per dimension and batch (docs/benchmarks.md)."""
         return (self.flow.checker is None and bool(ctx.accessed) and not ctx.looked_up
                 and all(ctx.is_cached(key) for key in ctx.accessed))
 
