@@ -186,12 +186,15 @@ class Slot:
         DWD commit, it would run again for product_user's commit of the same clicks: one
         batch of fixed cost more per commit above, and a table whose counts and distinct
         users stand at different positions in between. It waits at most
-        ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, so a flow
-        always behind upstream never starves it. 0: not held."""
-        busy = [u for u in self.aligned if u.running or u.ready(now)]
+        ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, and never
+        longer than its own batch may last (half the tightest target it serves); a flow
+        behind (catching up in capped batches) is not waited for: it will not take the
+        change in one batch. 0: not held."""
+        busy = [u for u in self.aligned if u.running or (u.ready(now) and not u.behind)]
         if not busy:
             return 0.0
-        return self.dirty_since + ALIGN_WAIT_FACTOR * max(u.pacer.cost_s for u in busy)
+        wait = ALIGN_WAIT_FACTOR * max(u.pacer.cost_s for u in busy)
+        return self.dirty_since + min(wait, self.batch_seconds() or wait)
 
     def due(self) -> float:
         """When its spacing and inputs let this slot start (its diamond aside) unless an

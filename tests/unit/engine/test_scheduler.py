@@ -145,11 +145,14 @@ def test_a_commit_starts_the_flows_downstream_at_once_not_at_their_spacing() -> 
     assert len(a.starts) == 1 or a.starts[1] - a.starts[0] >= 30.0  # a's spacing holds
 
 
-def _diamond(b_seconds: float, b_cost: float) -> tuple[dict[str, list[tuple[int, int]]],
-                                                       list[Slot]]:
+Seen = dict[str, list[tuple[int, int]]]
+
+
+def _diamond(b_seconds: float, b_cost: float,
+             c_target: float | None = None) -> tuple[Seen, list[Slot]]:
     """a → b → c and a → c; c records the commits of a and b each of its batches saw."""
     commits: dict[str, int] = {}
-    seen: dict[str, list[tuple[int, int]]] = {"c": []}
+    seen: Seen = {"c": []}
 
     def source(n: int) -> BatchResult | None:
         if n > 1:
@@ -172,7 +175,7 @@ def _diamond(b_seconds: float, b_cost: float) -> tuple[dict[str, list[tuple[int,
         return _result("c")
 
     slots = [_slot(_Loop("a", None, source), 30.0), _slot(_Loop("b", "lake.a", b), 0.1),
-             _slot(_Loop("c", ("lake.a", "lake.b"), c), 0.1)]
+             _slot(_Loop("c", ("lake.a", "lake.b"), c), 0.1, c_target)]
     _chain(slots)
     slots[1].pacer.planner.cost_s = b_cost  # b's batch time, as measured
     return seen, slots
@@ -190,6 +193,12 @@ def test_a_diamond_waits_no_longer_than_twice_the_middle_flows_batch_time() -> N
     seen, slots = _diamond(b_seconds=2.0, b_cost=0.2)  # b far slower than it used to be
     _run(slots, until=lambda: (1, 1) in seen["c"], seconds=6.0)
     assert seen["c"] == [(1, 0), (1, 1)]  # c went ahead after 0.4 s, and ran again
+
+
+def test_a_diamond_waits_no_longer_than_its_own_batch_may_last() -> None:
+    seen, slots = _diamond(b_seconds=2.0, b_cost=100.0, c_target=0.8)  # a cold, slow b
+    _run(slots, until=lambda: (1, 1) in seen["c"], seconds=6.0)
+    assert seen["c"] == [(1, 0), (1, 1)]  # c went ahead after 0.4 s, not 200 s
 
 
 def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None:
