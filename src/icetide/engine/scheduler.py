@@ -279,8 +279,8 @@ def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
                 producer.downstream.append(slot)
                 slot.upstream.append(producer)
     for slot in slots:
-        slot.aligned = [u for u in slot.upstream
-                        if any(id(v) in ancestors(u) for v in slot.upstream if v is not u)]
+        inputs_of = {id(u) for u in slot.upstream}
+        slot.aligned = [u for u in slot.upstream if ancestors(u) & (inputs_of - {id(u)})]
 
 
 class DagScheduler:
