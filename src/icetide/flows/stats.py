@@ -19,18 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from icetide.errors import NotReadyError
-from icetide.runtime.retry import backoff, wait_until
+from icetide.lake.observation import OBSERVE_WAIT, observed
 from icetide.tables.sql import quote_ident as q
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Observation
 
 log = logging.getLogger(__name__)
-
-#: Seconds :meth:`Observed.get` waits for Spark's listener bus to deliver the metrics.
-OBSERVE_WAIT = 30.0
-
 
 @dataclass(frozen=True)
 class Stats:
@@ -93,19 +88,11 @@ class Observed:
     def get(self, wait: float = OBSERVE_WAIT) -> Stats:
         """The figures observed, waiting up to ``wait`` seconds for Spark to deliver them;
         counted by a job of its own when they do not come."""
-        # PySpark offers only the blocking get; the JVM Observation's future can be polled.
-        future = self._obs._jo.future()  # type: ignore[union-attr]
-        try:  # a batch being committed: a stop request lets it finish
-            wait_until(future.isCompleted, timeout=wait, interval=backoff(0.001, 0.05),
-                       what="the observed row count", interruptible=False)
-        except NotReadyError:
-            log.warning("no observed row count after %.0fs: counting the batch again", wait)
-            return count(self.df, self._column)
-        values = self._obs.get
+        values = observed(self._obs, "observed row count", wait)
         if "rows" not in values:
-            # completed without figures: the action that completed it did not run the
-            # observing node (adaptive execution can drop it, e.g. over an input found
-            # empty at run time, as on a cluster with AQE on)
-            log.info("the observation came back without figures: counting the batch")
+            # not delivered, or completed without figures: the action that completed it
+            # did not run the observing node (adaptive execution can drop it, e.g. over
+            # an input found empty at run time, as on a cluster with AQE on)
+            log.info("no observed row count: counting the batch")
             return count(self.df, self._column)
         return _stats(values)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from icetide.errors import IcetideError
 from icetide.lake import commit
 from icetide.lake.key_filter import probe_keys
+from icetide.lake.observation import observed
 from icetide.lake.retract import RETRACT, append_with_retractions
 from icetide.lake.retract_positions import only_retracts, retract_by_position
 from icetide.model.keys import MarkerKeys
@@ -37,7 +38,7 @@ from icetide.tables.merge_sql import (
 from icetide.tables.sql import quote_qualified
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
@@ -264,21 +265,28 @@ class MergeSink:
             key_filter=merge.key_filter, as_of=done.parent))
 
     def _append_changelog(self, spark: SparkSession, merge: _Merge) -> Changes:
-        """Append the changelog of this MERGE; what it holds is what the MERGE will do."""
+        """Append the changelog of this MERGE; what it holds is what the MERGE will do.
+
+        The append's own job counts its rows by op (an observation): no job, and no
+        cached copy, of their own. Its marker leaves out ``icetide.rows``, unknown until
+        the append ran: readers take Iceberg's ``added-records`` (:class:`Marker`)."""
+        from pyspark.sql import Observation
+
         assert self.changelog is not None
         base = changelog_seq_base(last_sequence_number(spark, self.changelog))
         rows = spark.sql(changelog_sql(self.engine, merge.spec, merge.types, seq_base=base,
                                        source_pos=merge.props[MarkerKeys.POS],
                                        collapsed_view=merge.collapsed_view,
                                        key_filter=merge.key_filter))
-        rows = rows.persist()
-        try:
-            ops = {r[0]: int(r[1]) for r in rows.groupBy(OP).count().collect()}
-            commit.append(rows, self.changelog,
-                          {**merge.props, MarkerKeys.ROWS: str(sum(ops.values()))})
-            return Changes(ops.get("+I", 0), ops.get("+U", 0), ops.get("-D", 0))
-        finally:
-            rows.unpersist()
+        seen = Observation()
+        props = {k: v for k, v in merge.props.items() if k != MarkerKeys.ROWS}
+        commit.append(rows.observe(seen, *_op_counts()), self.changelog, props)
+        ops = observed(seen, f"count of the changelog rows appended to {self.changelog}")
+        if set(ops) != set(_CHANGE_OPS):  # (see icetide.lake.observation) the target is
+            # as the changelog read it until the MERGE: the same rows, counted
+            log.info("no observed changelog figures: counting the rows appended")
+            ops = dict(rows.select(*_op_counts()).collect()[0].asDict())
+        return Changes(*(int(ops[name] or 0) for name in _CHANGE_OPS))
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,17 @@ def _rewrote_files(figures: Mapping[str, str]) -> bool:
     """Whether the commit removed data files (copy-on-write rewrote them, unchanged rows
     and all): its figures then do not count the updates."""
     return int(figures.get("deleted-data-files", "0")) > 0
+
+
+#: The changelog ops a MERGE's :class:`Changes` count, by the names observed.
+_CHANGE_OPS = {"inserted": "+I", "updated": "+U", "deleted": "-D"}
+
+
+def _op_counts() -> list[Column]:
+    """Per :data:`_CHANGE_OPS` name: how many changelog rows have that op."""
+    from pyspark.sql import functions as F
+
+    return [F.count(F.when(F.col(OP) == op, 1)).alias(name) for name, op in _CHANGE_OPS.items()]
 
 
 def _count_changes(spark: SparkSession, statement: str) -> Changes:

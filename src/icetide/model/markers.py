@@ -6,7 +6,8 @@ changelog) — carries the same marker::
     icetide.flow        flow name
     icetide.start       JSON {source_key: position} the batch started at
     icetide.pos         JSON {source_key: position} the batch ended at (next start)
-    icetide.rows        rows written to this table by the batch
+    icetide.rows        rows written to this table by the batch (absent on a changelog
+                        commit, which counts them as it writes: Iceberg's added-records)
     icetide.rows-in     rows read from the sources
     icetide.dlq-rows    rows sent to the dead-letter table
     icetide.max-event-time   newest event time reflected, epoch ms (freshness)
@@ -33,6 +34,9 @@ from icetide.model.positions import Position
 K = MarkerKeys
 _KNOWN = frozenset({K.FLOW, K.START, K.POS, K.ROWS, K.ROWS_IN, K.DLQ_ROWS, K.MAX_EVENT_TIME,
                     K.BATCH_MS, K.COMMITTED_AT})
+#: Iceberg's own count of the rows a snapshot added: the rows of a marker without
+#: ``icetide.rows`` (a changelog append).
+ADDED_RECORDS = "added-records"
 #: Read by ``icetide describe``'s readable summaries (app/describe.py);
 #: prefer :class:`MarkerKeys`.
 COMMITTED_AT, MAX_EVENT_TIME = K.COMMITTED_AT, K.MAX_EVENT_TIME
@@ -91,7 +95,7 @@ class Marker:
             flow=flow,
             start=orjson.loads(summary.get(K.START, K.START_DEFAULT)),
             end=orjson.loads(summary[K.POS]),
-            rows=int(summary.get(K.ROWS, K.ROWS_DEFAULT)),
+            rows=int(summary.get(K.ROWS) or summary.get(ADDED_RECORDS) or K.ROWS_DEFAULT),
             rows_in=int(summary.get(K.ROWS_IN, K.ROWS_IN_DEFAULT)),
             dlq_rows=int(summary.get(K.DLQ_ROWS, K.DLQ_ROWS_DEFAULT)),
             max_event_time_ms=_opt_int(summary.get(K.MAX_EVENT_TIME)),

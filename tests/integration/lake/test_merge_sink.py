@@ -42,6 +42,9 @@ def test_merge_commits_marker_and_changelog(spark: SparkSession) -> None:
     marker = commit.last_marker(spark, target, "cdc")
     assert marker is not None and marker.end == {"s": 3}
     assert commit.last_marker(spark, log, "cdc") == Marker.from_summary({**m1, "icetide.rows": "2"})
+    # counted as the append wrote them (an observation), after the marker was set
+    logged = dict(commit.load_table(spark, log).currentSnapshot().summary())
+    assert "icetide.rows" not in logged and logged["added-records"] == "2"
 
     m2 = Marker("cdc", {"s": 3}, {"s": 5}).to_summary()
     done = sink.write(spark, _batch(spark, [("a", 7, 4, "+U"), ("b", None, 5, "-D")]), target,

@@ -15,6 +15,16 @@ def test_round_trip() -> None:
     assert Marker.from_summary({**summary, "added-records": "4"}) == m
 
 
+def test_a_marker_without_its_rows_takes_icebergs_count_of_the_rows_added() -> None:
+    """A changelog append counts its rows as it writes them, after its marker is set."""
+    summary = {k: v for k, v in Marker("f", {}, {"k": 1}, rows=9).to_summary().items()
+               if k != MarkerKeys.ROWS}
+    found = Marker.from_summary({**summary, "added-records": "4"})
+    assert found is not None and found.rows == 4
+    assert Marker.from_summary({**summary, "added-records": "4", MarkerKeys.ROWS: "9"}
+                               ).rows == 9  # type: ignore[union-attr]
+
+
 def test_no_marker_in_foreign_snapshot() -> None:
     assert Marker.from_summary({"added-records": "4"}) is None
 
