@@ -122,13 +122,16 @@ def test_maintain_compacts_a_hudi_table_and_keeps_the_commit_a_consumer_needs(
         tmp_path: Path, mariadb: MariaDBInfo) -> None:
     case = _case(tmp_path, mariadb, "hm")
     both, target = case.pipeline("both"), case.pipeline("target")
-    _run(case.env, target)  # the snapshot: 6 commits of 5 rows
-    _run(case.env, both)  # the consumer reads them all: its position is the newest commit
+    # the snapshot (6 commits of 5 rows), then the consumer reads them all (flows run in
+    # dependency order): its position is the newest commit
+    _run(case.env, both)
     consumed = [i.completed for i in HudiTimeline(case.path).writes()]
     assert len(consumed) >= 6
-    for round_ in range(3):  # upserts the consumer has not read: log files
+    # upserts the consumer has not read: log files, in batches of 5 changes; one run (a
+    # JVM start each) reads the three rounds
+    for round_ in range(3):
         _change(mariadb, case.items, round_)
-        _run(case.env, target)
+    _run(case.env, target)
 
     dry = _maintain(case.env, case.table, "--dry-run")
     before = [(i.completed, i.action) for i in HudiTimeline(case.path).instants()]
