@@ -59,15 +59,21 @@ def _count(spark: SparkSession, sql: str) -> int:
 
 
 def _run(spark: SparkSession, ident: str, statement: str) -> int:
-    """Run ``statement`` (a DELETE or UPDATE of ``ident``); the rows its commit changed."""
+    """Run ``statement`` (a DELETE or UPDATE of ``ident``); the rows its commit changed
+    (found among the commits since, as the ODS flow may have appended after it)."""
     before = commit.load_table(spark, ident).currentSnapshot()
     retrying(commit.is_commit_conflict, wait=wait_fixed(0.5), stop=stop_after_attempt(10))(
         lambda: spark.sql(statement))
-    snap = commit.load_table(spark, ident).currentSnapshot()
-    if snap is None or (before is not None and snap.snapshotId() == before.snapshotId()):
-        return 0
-    summary = dict(snap.summary())
-    return sum(int(summary.get(k, "0")) for k in ("added-position-deletes", "deleted-records"))
+    table = commit.load_table(spark, ident)
+    snap, stop = table.currentSnapshot(), None if before is None else before.snapshotId()
+    while snap is not None and snap.snapshotId() != stop:
+        if snap.operation() in ("delete", "overwrite"):  # not a click batch, a compaction
+            summary = dict(snap.summary())
+            return sum(int(summary.get(k, "0"))
+                       for k in ("added-position-deletes", "deleted-records"))
+        parent = snap.parentId()
+        snap = None if parent is None else table.snapshot(parent)
+    return 0
 
 
 def erase_user(spark: SparkSession, catalog: str) -> Edit | None:
