@@ -61,18 +61,15 @@ def _count(spark: SparkSession, sql: str) -> int:
 def _run(spark: SparkSession, ident: str, statement: str) -> int:
     """Run ``statement`` (a DELETE or UPDATE of ``ident``); the rows its commit changed
     (found among the commits since, as the ODS flow may have appended after it)."""
-    before = commit.load_table(spark, ident).currentSnapshot()
+    before = commit.read_metadata(spark, ident).current_snapshot_id
     retrying(commit.is_commit_conflict, wait=wait_fixed(0.5), stop=stop_after_attempt(10))(
         lambda: spark.sql(statement))
-    table = commit.load_table(spark, ident)
-    snap, stop = table.currentSnapshot(), None if before is None else before.snapshotId()
-    while snap is not None and snap.snapshotId() != stop:
-        if snap.operation() in ("delete", "overwrite"):  # not a click batch, a compaction
-            summary = dict(snap.summary())
-            return sum(int(summary.get(k, "0"))
+    for snap in commit.read_metadata(spark, ident).ancestors():
+        if snap.snapshot_id == before:
+            break
+        if snap.operation in ("delete", "overwrite"):  # not a click batch, a compaction
+            return sum(int(snap.summary.get(k, "0"))
                        for k in ("added-position-deletes", "deleted-records"))
-        parent = snap.parentId()
-        snap = None if parent is None else table.snapshot(parent)
     return 0
 
 
