@@ -29,13 +29,12 @@ TRIGGER = 5.0  # seconds, the clickstream example's trigger interval
 TIMEOUT = 300.0  # seconds before a change that never shows fails the test
 
 
-def _wait(check: Callable[[], bool], timeout: float) -> float:
-    """Seconds until ``check()`` holds (polling the lake), or fail after ``timeout``."""
+def _wait(check: Callable[[], bool], timeout: float) -> None:
+    """Until ``check()`` holds (polling the lake), or fail after ``timeout``."""
     began = time.monotonic()
     while not check():
         assert time.monotonic() - began < timeout, f"not visible after {timeout:.0f}s"
         time.sleep(0.2)
-    return time.monotonic() - began
 
 
 def _commits_until(spark: SparkSession, table: str, since_ms: int, shows: str) -> int:
