@@ -109,6 +109,9 @@ class Slot:
     batch_since: float = 0.0
     running: bool = False
     behind: bool = False  # the last batch was capped: more is waiting
+    #: When its last batch started (``-inf``: none yet): among equal deadlines the flow
+    #: that waited longest goes first (:meth:`order`).
+    started: float = -math.inf
 
     @property
     def name(self) -> str:
@@ -216,9 +219,17 @@ class Slot:
         since = self.pending_since if self.pending_since < math.inf else self.due()
         return since + self.target_s
 
+    def order(self) -> tuple[float, float]:
+        """The pick order: earliest deadline, then the batch that started longest ago.
+        Deadlines tie while a backlog drains: every hop holds clicks of the first capped
+        batch, and a capped batch leaves its input as old as before. Without the second
+        key the slot list's order (ODS, DWD) would win every tie, and the DWS flows would
+        get no worker until the layers above had caught up."""
+        return self.deadline(), self.started
+
     def take(self, now: float) -> None:
         """A batch starts: it takes the pending input (a polled source keeps arriving)."""
-        self.running, self.dirty = True, False
+        self.running, self.dirty, self.started = True, False, now
         self.batch_since = min(self.pending_since, now)
         self.pending_since = now if self.polls else math.inf
 
@@ -385,11 +396,11 @@ class DagScheduler:
             self._maintenance_after = ended + MAINTENANCE_GAP_FACTOR * (ended - began)
 
     def _pick(self, now: float, free: int) -> list[Slot]:
-        """The ready slots to start, earliest deadline first; at most one batch per target
+        """The ready slots to start in :meth:`Slot.order`; at most one batch per target
         at a time. Two flows into one table (``profile_activity`` and ``profile_member``) would
         commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
         started together, the second holds a worker idle while the first writes."""
-        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.deadline)
+        ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.order)
         busy = {s.target for s in self.slots if s.running}
         picked: list[Slot] = []
         for slot in ready:

@@ -412,6 +412,28 @@ def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:
     assert dws.pending_since == 90.0
 
 
+def test_while_a_backlog_drains_the_hop_furthest_down_gets_its_turns() -> None:
+    """Every hop of a backlog holds clicks of the first capped batch: equal deadlines. The
+    flow that waited longest wins the tie, so DWS commits while ODS and DWD catch up."""
+    commits: dict[str, int] = {}
+
+    def capped(name: str) -> Script:
+        def script(n: int) -> BatchResult | None:
+            time.sleep(0.05)
+            commits[name] = commits.get(name, 0) + 1
+            return _result(name, caught_up=False)  # always more waiting
+        return script
+
+    ods = _Loop("ods", None, capped("ods"))
+    dwd = _Loop("dwd", "lake.ods", capped("dwd"))
+    dws = _Loop("dws", "lake.dwd", _consumer("dws", "dwd", commits))
+    slots = [_slot(ods, 0.1, 10.0), _slot(dwd, 0.1), _slot(dws, 0.1)]
+    _chain(slots)
+    _run(slots, until=lambda: commits.get("dws", 0) >= 3, seconds=5.0)
+    assert commits.get("dws", 0) >= 3  # before: no batch at all while ODS was behind
+    assert commits["ods"] <= 3 * commits["dws"]  # ... each hop in turn
+
+
 def _joining(slot: Slot, reads: str | None, writes: str) -> Slot:
     slot.reads = frozenset({reads} if reads else set())
     slot.writes = frozenset({writes})
