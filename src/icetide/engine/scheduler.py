@@ -220,11 +220,10 @@ class Slot:
         return since + self.target_s
 
     def order(self) -> tuple[float, float]:
-        """The pick order: earliest deadline, then the batch that started longest ago.
-        Deadlines tie while a backlog drains: every hop holds clicks of the first capped
-        batch, and a capped batch leaves its input as old as before. Without the second
-        key the slot list's order (ODS, DWD) would win every tie, and the DWS flows would
-        get no worker until the layers above had caught up."""
+        """The pick order: earliest deadline, then the flow whose batch started longest
+        ago. Deadlines tie where one commit hands the same clicks to several flows
+        (``product_user`` and ``count_views_uv`` both read DWD's): without the second key
+        the slot list's order would win every such tie."""
         return self.deadline(), self.started
 
     def take(self, now: float) -> None:
@@ -234,8 +233,16 @@ class Slot:
         self.pending_since = now if self.polls else math.inf
 
     def keep(self) -> None:
-        """The batch left input behind (capped, or failed): it stays pending."""
+        """The batch failed: what it took stays pending, as old as it was."""
         self.pending_since = min(self.pending_since, self.batch_since)
+
+    def left_behind(self) -> None:
+        """The batch was capped: input is left, newer than what the batch took and handed
+        downstream (a source is read in order). It counts from this batch's start, so a
+        backlog's deadline moves on batch by batch: the hops below, holding its older
+        clicks, go first, and a flow catching up does not keep the oldest deadline (and
+        the workers) until it has caught up."""
+        self.pending_since = min(self.pending_since, self.started)
 
     def poll_gap(self) -> float:
         """Seconds until the inputs are looked at again after a batch found nothing."""
@@ -456,7 +463,7 @@ class DagScheduler:
             slot.spacing = slot.next_spacing(result)
         slot.behind = result is not None and not result.caught_up
         if slot.behind:
-            slot.keep()
+            slot.left_behind()
         if result is None:  # nothing new: the spacing bounds commits, not looks
             slot.next_poll = now + slot.poll_gap()
             return

@@ -405,16 +405,16 @@ def test_for_one_target_the_hop_holding_the_oldest_input_goes_first() -> None:
     dwd.take(101.0)
     assert dwd.pending_since == math.inf  # fed by ODS alone: nothing else pending
     scheduler._done(dwd, Attempt(_result("dwd", caught_up=False), None), began=101.0)
-    assert dwd.pending_since == 90.0  # capped: what it left behind is as old as before
-    assert dws.pending_since == 90.0 and dws.deadline() < ods.deadline()
+    assert dwd.pending_since == 101.0  # capped: what it left is newer than what it handed on
+    assert dws.pending_since == 90.0 and dws.deadline() < min(dwd.deadline(), ods.deadline())
     dws.take(102.0)
     scheduler._done(dws, Attempt(None, 1.0), began=102.0)  # failed: its input stays pending
     assert dws.pending_since == 90.0
 
 
 def test_while_a_backlog_drains_the_hop_furthest_down_gets_its_turns() -> None:
-    """Every hop of a backlog holds clicks of the first capped batch: equal deadlines. The
-    flow that waited longest wins the tie, so DWS commits while ODS and DWD catch up."""
+    """ODS and DWD always capped: what each hands down is older than what it left, so
+    DWS, holding the oldest clicks, gets a worker while they catch up."""
     commits: dict[str, int] = {}
 
     def capped(name: str) -> Script:
