@@ -103,14 +103,16 @@ class Slot:
     aligned: list[Slot] = field(default_factory=list)
     #: When the oldest input not yet taken by a batch arrived (``inf``: none known): for
     #: a polled source, its last batch start; for a consumer, the arrival its producer's
-    #: committed batch carried. Priority counts from it (see :meth:`deadline`).
+    #: committed batch carried; after a capped batch, that batch's start at the latest
+    #: (:meth:`left_behind`). Priority counts from it (see :meth:`deadline`).
     pending_since: float = 0.0
     #: ``pending_since`` as the running batch took it; its commit hands it downstream.
     batch_since: float = 0.0
     running: bool = False
     behind: bool = False  # the last batch was capped: more is waiting
-    #: When its last batch started (``-inf``: none yet): among equal deadlines the flow
-    #: that waited longest goes first (:meth:`order`).
+    #: When its last batch started (``-inf``: none yet): what a capped batch leaves counts
+    #: from it (:meth:`left_behind`), and among equal deadlines the flow that waited
+    #: longest goes first (:meth:`order`).
     started: float = -math.inf
 
     @property
