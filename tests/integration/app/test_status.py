@@ -174,8 +174,12 @@ def test_a_broker_that_is_down_holds_nothing_up_and_dead_letters_mean_one_thing(
         kafka_topic: Callable[..., str], tmp_path: Path) -> None:
     """Two batches with dead letters: ``DLQ total`` is what the dead-letter table holds
     (both), ``DLQ last commit`` the newest batch's. With the broker gone (a port nothing
-    listens on) ``icetide status`` answers within the lag probe's patience, the lag
-    unknown with the reason; piped, the default table is compact, ``--wide`` has the rest."""
+    listens on) asking its lag returns within the probe's patience, and ``icetide status``
+    answers with the lag unknown and the reason; piped, the default table is compact,
+    ``--wide`` has the rest.
+
+    Only the probe is timed: its bound is a thread join's deadline, which holds on a busy
+    machine, where the command's start-up (imports, catalog reads) does not."""
     topic = kafka_topic(partitions=1)
     up = _pipeline(tmp_path, broker, topic, database="st_down")
     batches = []
@@ -189,13 +193,24 @@ def test_a_broker_that_is_down_holds_nothing_up_and_dead_letters_mean_one_thing(
     config.write_text(yaml.safe_dump(icetide_settings.model_dump(mode="json",
                                                                  exclude_none=True)))
 
-    started = time.monotonic()  # the command as a user runs it, its process's exit included
+    sources = pipeline_sources(load_pipeline(down), icetide_settings)
+    probes = LagProbes(icetide_settings, pyiceberg_catalog(icetide_settings), sources)
+    try:
+        started = time.monotonic()
+        probes.prefetch([(f"kafka:{topic}", {"0": 100})])
+        took = time.monotonic() - started
+        probed = probes(f"kafka:{topic}", {"0": 100})
+    finally:
+        for src in sources.values():
+            src.close()
+    assert took < LAG_PATIENCE_S + 1, f"the lag probe took {took:.1f}s with the broker down"
+    assert probed is not None and probed.behind is None and probed.error
+
+    # the command as a user runs it, its process's exit included
     result = subprocess.run([sys.executable, "-m", "icetide.cli", "status", "--format", "json",
                              "--config", str(config), str(down)],
                             capture_output=True, text=True, timeout=120)
-    took = time.monotonic() - started
     assert result.returncode == 0, result.stderr
-    assert took < LAG_PATIENCE_S + 5, f"status took {took:.1f}s with the broker down"
     [row] = json.loads(result.stdout)
     assert row["dead_letters_total"] == sum(b.malformed for b in batches)
     assert row["dead_letters"] == batches[1].malformed > 0
