@@ -26,6 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from icetide.engine.overdue import OverdueWatch
 from icetide.engine.pacing import FreshnessPacer
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
@@ -327,6 +328,7 @@ class DagScheduler:
         #: Held while the slots' links change, and by a committed batch marking its
         #: consumers dirty.
         self._links = threading.Lock()
+        self._overdue = OverdueWatch()  # says why a flow waits past its target
 
     def add(self, slots: Sequence[Slot]) -> None:
         """Join ``slots`` to a running scheduler (thread-safe): a flow compiled while the
@@ -367,6 +369,7 @@ class DagScheduler:
                 for slot in self._pick(now, self.concurrency - len(running)):
                     slot.take(now)
                     running.append(pool.submit(self._batch, slot, stop))
+                self._overdue.check(now, self.slots)
                 self._maintain(maintenance_pool)
                 self._idle(now)
             stop.set()
