@@ -5,8 +5,8 @@ reads on from it, each change exactly once.
 
 Real everything: the session's MariaDB (binlog), ``icetide run --once`` and ``icetide
 maintain`` subprocesses with ``spark.hudi`` on the default catalog (icetide's metastore
-in a private home); the table's timeline is read from its files here (no JVM), the
-consumer's log by hudi_proc.py's session."""
+in a private home); the table's timeline is read from its files here, the consumer's log
+by name with pyiceberg (no JVM for either)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def _case(tmp_path: Path, mariadb: MariaDBInfo, prefix: str, **settings: str) ->
 
 def _logged_once(case: _Case, mariadb: MariaDBInfo) -> None:
     """The consumer's log holds each change once and folds to the MariaDB table."""
-    log = _log(case.env, case.tmp, case.lake_db)
+    log = _log(case.env, case.lake_db)
     assert len(log) == len(set(log))
     assert _fold(log) == {r[:4] for r in helpers.mysql_rows(mariadb, case.items, COLS[:4])}
 
