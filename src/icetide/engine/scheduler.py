@@ -111,6 +111,8 @@ class Slot:
     batch_since: float = 0.0
     running: bool = False
     behind: bool = False  # the last batch was capped: more is waiting
+    #: The upstream flows that committed since its last batch started (:meth:`held_until`).
+    fed_by: set[str] = field(default_factory=set)
     #: When its last batch started (``-inf``: none yet): what a capped batch leaves counts
     #: from it (:meth:`left_behind`), and among equal deadlines the flow that waited
     #: longest goes first (:meth:`order`).
@@ -195,7 +197,10 @@ class Slot:
         ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, and never
         longer than its own batch may last (half the tightest target it serves); a flow
         behind (catching up in capped batches) is not waited for: it will not take the
-        change in one batch. 0: not held."""
+        change in one batch, nor is one that committed since this flow's last batch: what
+        it committed is here, and waiting again would chase its next batch. 0: not held."""
+        if any(u.name in self.fed_by for u in self.aligned):
+            return 0.0
         busy = [u for u in self.aligned if u.running or (u.ready(now) and not u.behind)]
         if not busy:
             return 0.0
@@ -232,6 +237,7 @@ class Slot:
     def take(self, now: float) -> None:
         """A batch starts: it takes the pending input (a polled source keeps arriving)."""
         self.running, self.dirty, self.started = True, False, now
+        self.fed_by.clear()
         self.batch_since = min(self.pending_since, now)
         self.pending_since = now if self.polls else math.inf
 
@@ -479,6 +485,7 @@ class DagScheduler:
                 if not consumer.dirty:
                     consumer.dirty, consumer.dirty_since = True, now
                 consumer.pending_since = min(consumer.pending_since, slot.batch_since)
+                consumer.fed_by.add(slot.name)
         phase(f"first_commit {slot.name}", detail=" ".join(
             [*(f"{k}={v:.2f}" for k, v in result.phases.items()), f"rows_in={result.rows_in}"]))
         if self.on_batch is not None:

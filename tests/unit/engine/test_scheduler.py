@@ -201,6 +201,23 @@ def test_a_diamond_waits_no_longer_than_its_own_batch_may_last() -> None:
     assert seen["c"] == [(1, 0), (1, 1)]  # c went ahead after 0.4 s, not 200 s
 
 
+def test_a_diamond_takes_its_middle_flows_commit_at_once_without_chasing_the_next() -> None:
+    """c is held while b, fed by the same commit of a, is about to run; once b has
+    committed since c's last batch, c is not held again for b's next batch (a committed
+    meanwhile): it takes what b committed at once. Its next batch start clears that."""
+    _, (a, b, c) = _diamond(b_seconds=0.0, b_cost=2.0)
+    now = time.monotonic()
+    for slot in (a, b, c):
+        slot.dirty, slot.dirty_since, slot.next_start, slot.started = True, now, 0.0, now - 1
+    assert b.ready(now) and c.held_until(now) == pytest.approx(now + 4.0)  # 2 × b's 2 s
+    c.fed_by.add("a")  # a's commit alone: still held
+    assert c.held_until(now) > now and not c.ready(now)
+    c.fed_by.add("b")  # b committed since; b is ready again for a's newer commit
+    assert c.held_until(now) == 0.0 and c.ready(now)
+    c.take(now)
+    assert c.fed_by == set()
+
+
 def test_spacing_bounds_commits_and_a_capped_batch_is_followed_at_once() -> None:
     a = _Loop("a", None, lambda n: _result("a", caught_up=n != 1))
     slot = _slot(a, 1.5)
