@@ -101,7 +101,7 @@ def _why_waiting(slot: Slot, now: float, slots: Sequence[Slot]) -> str:
         return f"no free worker; running: {_running(now, slots, slot)}"
     held = slot.held_until(now)
     if held > now:
-        names = ", ".join(u.name for u in slot.aligned if u.running or u.ready(now))
+        names = ", ".join(u.name for u in slot.holders(now))
         return f"held {held - now:.1f}s more for {names} (same input, a diamond)"
     if now < slot.next_start:
         return (f"its next start is due in {slot.next_start - now:.1f}s (its spacing "

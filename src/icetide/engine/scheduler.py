@@ -189,23 +189,25 @@ class Slot:
 
     def held_until(self, now: float) -> float:
         """Until when this flow waits for an upstream flow of its diamond that is running
-        or about to: ``dws.count_views_uv`` reads ``dwd.click_wide`` and
-        ``dws.product_user``, which reads ``dwd.click_wide`` too. Started at once on a
-        DWD commit, it would run again for product_user's commit of the same clicks: one
-        batch of fixed cost more per commit above, and a table whose counts and distinct
-        users stand at different positions in between. It waits at most
-        ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, and never
-        longer than its own batch may last (half the tightest target it serves); a flow
-        behind (catching up in capped batches) is not waited for: it will not take the
-        change in one batch, nor is one that committed since this flow's last batch: what
-        it committed is here, and waiting again would chase its next batch. 0: not held."""
-        if any(u.name in self.fed_by for u in self.aligned):
-            return 0.0
-        busy = [u for u in self.aligned if u.running or (u.ready(now) and not u.behind)]
+        or about to (:meth:`holders`): ``dws.count_views_uv`` reads ``dwd.click_wide`` and
+        ``dws.product_user``, which reads it too. Started at once on a DWD commit, it would
+        run again for product_user's commit of the same clicks: a batch's fixed cost more,
+        and counts and distinct users at different positions in between. It waits at most
+        ``ALIGN_WAIT_FACTOR`` × that flow's batch time after its input changed, never
+        longer than its own batch may last (half its tightest target). 0: not held."""
+        busy = self.holders(now)
         if not busy:
             return 0.0
         wait = ALIGN_WAIT_FACTOR * max(u.pacer.cost_s for u in busy)
         return self.dirty_since + min(wait, self.batch_seconds() or wait)
+
+    def holders(self, now: float) -> list[Slot]:
+        """The flows of its diamond it waits for now (:meth:`held_until`): running or about
+        to; not one behind (capped batches will not take the change in one), nor any once
+        one committed since this flow's last batch (waiting again would chase the next)."""
+        if any(u.name in self.fed_by for u in self.aligned):
+            return []
+        return [u for u in self.aligned if u.running or (u.ready(now) and not u.behind)]
 
     def due(self) -> float:
         """When its spacing and inputs let this slot start (its diamond aside) unless an
