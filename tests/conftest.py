@@ -42,6 +42,16 @@ def _below_ephemeral_port() -> int:
 if os.environ.get("PYTEST_XDIST_WORKER") or "ICETIDE_METASTORE__PORT" not in os.environ:
     os.environ["ICETIDE_METASTORE__PORT"] = str(_below_ephemeral_port())
 
+#: Every Spark driver the tests start (the session below and each ``icetide`` subprocess:
+#: spark-submit adds SPARK_SUBMIT_OPTS to the driver JVM's options, and subprocesses
+#: inherit it) compiles with C1 only. The suite's JVMs live for seconds to a few minutes
+#: on small batches, and C2's compilations were the largest part of their CPU: a Hudi
+#: test's five JVMs took 27-32 % less CPU this way (docs/stack.md, "The suite's JVMs").
+#: A pipeline that runs for hours keeps the JVM's default (C2 made it faster:
+#: docs/benchmarks-history.md); nothing a test asserts depends on the compiler.
+TEST_DRIVER_JVM = "-XX:TieredStopAtLevel=1"
+os.environ.setdefault("SPARK_SUBMIT_OPTS", TEST_DRIVER_JVM)
+
 
 # --- tests: whole modules per xdist worker (owner: tests) ------------------------------------
 # scripts/test.sh runs the suite on a worker per core (at most 4; pytest-xdist, --dist

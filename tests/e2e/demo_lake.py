@@ -57,6 +57,9 @@ def _env(home: Path, metastore_port: int) -> dict[str, str]:
     })
     env.pop("ICETIDE_CONFIG", None)
     env.pop("SHOP_PASSWORD", None)
+    # as users run it: the JVM's own compilers, not the C1-only driver the suite's short
+    # runs get (tests/conftest.py); the demo's pipeline runs for minutes
+    env.pop("SPARK_SUBMIT_OPTS", None)
     return env
 
 
