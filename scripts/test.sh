@@ -16,5 +16,5 @@ CORES=$(nproc)
 WORKERS=${TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}
 PARALLEL=()
 [ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
-# --durations: the CI log names the slowest tests (the suite aims at < 30 min)
+# --durations: the CI log names the slowest tests (CI aims at < 40 min in all)
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider --durations=40 "${PARALLEL[@]}" "$@"

@@ -40,7 +40,7 @@ from icetide.runtime.metastore.service import ensure_metastore
 pytestmark = [pytest.mark.spark, pytest.mark.mariadb, pytest.mark.slow,
               pytest.mark.timeout(3600)]
 
-KILLS_PER_PHASE = 3  # × a JVM start each; the CI suite aims at < 30 min
+KILLS_PER_PHASE = 3  # × a JVM start each; CI aims at < 40 min in all
 ROWS = 3000
 MEMBER_COLS = ["userid", "name", "show_params", "memberLevel", "update_time"]
 FLOWS = '''
