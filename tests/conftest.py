@@ -44,8 +44,9 @@ if os.environ.get("PYTEST_XDIST_WORKER") or "ICETIDE_METASTORE__PORT" not in os.
 
 #: Every Spark driver the tests start (the session below and each ``icetide`` subprocess:
 #: spark-submit adds SPARK_SUBMIT_OPTS to the driver JVM's options, and subprocesses
-#: inherit it) compiles with C1 only. The suite's JVMs live for seconds to a few minutes
-#: on small batches, and the JIT's compilations are the largest part of such a JVM's CPU:
+#: inherit it) compiles with C1 only, unless SPARK_SUBMIT_OPTS is already set. The
+#: suite's JVMs live for seconds to a few minutes on small batches, and the JIT's
+#: compilations are the largest part of such a JVM's CPU:
 #: with C1 only, tests/integration/cdc on two workers took 0.62x the CPU and 0.66x the
 #: time (docs/stack.md, "The suite's JVMs").
 #: A pipeline that runs for hours keeps the JVM's default (C2 made it faster:
