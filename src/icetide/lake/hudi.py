@@ -53,6 +53,12 @@ NO_PARTITION = "org.apache.hudi.hive.NonPartitionedExtractor"
 #: Hudi's table services after each commit, off: icetide's maintenance runs them.
 SERVICES_OFF = {"hoodie.compact.inline": "false", "hoodie.clean.automatic": "false",
                 "hoodie.archive.automatic": "false"}
+#: No column-stats index in the table's metadata table (Hudi 1.x builds one by default,
+#: and the partition-stats index on it): icetide reads without data skipping (:func:`read`),
+#: so the index would be write cost only, every commit's stats of every column; and a
+#: write whose metadata-table compaction came just before it failed once in its
+#: column-stats records (docs/stack.md, "Hudi"). A table property sets it back.
+COLUMN_STATS_OFF = {"hoodie.metadata.index.column.stats.enable": "false"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ class HudiTable:
             # (maintainer/hudi.py), which keeps what downstream flows still read; after
             # each commit they would remove it by counts of their own
             **SERVICES_OFF,
+            **COLUMN_STATS_OFF,
             **user,
         }
 

@@ -1,6 +1,7 @@
 """CDC into Apache Hudi targets (format="hudi"): MariaDB snapshot + binlog updates and
 deletes into a merge-on-read and a copy-on-write table, exactly once, synced to the
-catalog service's metastore.
+catalog service's metastore; their metadata tables without a column-stats index unless a
+table property asks for one.
 
 Real everything: the session's MariaDB (binlog), ``icetide run --once`` subprocesses with
 ``spark.hudi`` on the default catalog (icetide's metastore in a private home), and a Spark
@@ -36,9 +37,11 @@ FLOWS = '''
 from icetide import pipelines as dp
 from icetide.sources import mysql
 
-dp.create_streaming_table("{lake_db}.items", primary_key=["id"], format="hudi")
+dp.create_streaming_table("{lake_db}.items", primary_key=["id"], format="hudi",
+                          table_properties={items_props})
 dp.create_streaming_table("{lake_db}.items_cow", primary_key=["id"], format="hudi",
-                          table_properties={{"hoodie.table.type": "COPY_ON_WRITE"}})
+                          table_properties={{"hoodie.table.type": "COPY_ON_WRITE",
+                                             "{colstats}": "true"}})
 dp.create_auto_cdc_flow(target="{lake_db}.items", source=mysql.binlog("shop", table="{db}.items"),
                         keys=["id"], sequence_by="_pos")
 dp.create_auto_cdc_flow(target="{lake_db}.items_cow",
@@ -54,6 +57,7 @@ dp.create_auto_cdc_flow(target="{lake_db}.items", source=mysql.binlog("shop", ta
                         keys=["id"], sequence_by="_pos")
 '''
 HERE = Path(__file__).parent
+COLSTATS = "hoodie.metadata.index.column.stats.enable"
 #: Each kill's moment: the run's first Hudi commit (the snapshot's first chunk, and after
 #: it the rollback of the half-written one), then its third (after two completed commits).
 #: A JVM start each: a kill at the same moment again covers nothing new.
@@ -109,17 +113,26 @@ def test_cdc_into_hudi_mor_and_cow_equals_mariadb_exactly_once(
     items = create_items(mariadb, db, 120)
     cow = f"{db}.items_cow"
     create_items_cow(mariadb, items, cow)
-    folder = write_pipeline(tmp_path / "p", mariadb, lake_db,
-                            FLOWS.format(db=db, lake_db=lake_db), chunk_size=50, max_records=50)
+    def pipeline(items_props: str) -> Path:
+        flows = FLOWS.format(db=db, lake_db=lake_db, items_props=items_props, colstats=COLSTATS)
+        return write_pipeline(tmp_path / "p", mariadb, lake_db, flows, chunk_size=50,
+                              max_records=50)
+
+    folder = pipeline(f'{{"{COLSTATS}": "true"}}')  # the index as Hudi builds it by default
     home = tmp_path / "home"
     env = {**os.environ, "ICETIDE_HOME": str(home), "ICETIDE_SPARK__MASTER": "local[2]",
            "ICETIDE_SPARK__DRIVER_MEMORY": "1g", "ICETIDE_SPARK__HUDI": "true"}
     warehouse = load_settings(None, environ=env).warehouse
 
     _run(env, folder)  # the snapshot in 50-row batches, then the binlog
+    assert _index_partitions(warehouse, lake_db, "items") == {"column_stats", "files"}
+    folder = pipeline("{}")  # icetide's default: no column-stats index
     _change(mariadb, items)
     _change(mariadb, cow)
     _run(env, folder)
+    # dropped from the table that had it at its next commit; kept where a property asks
+    assert _index_partitions(warehouse, lake_db, "items") == {"files"}
+    assert _index_partitions(warehouse, lake_db, "items_cow") == {"column_stats", "files"}
     first = _read(env, tmp_path, lake_db, warehouse)
     for flow, table in ((f"{lake_db}.items", items), (f"{lake_db}.items_cow", cow)):
         expected = mysql_rows(mariadb, table, ITEMS_COLS)
@@ -141,6 +154,15 @@ def test_cdc_into_hudi_mor_and_cow_equals_mariadb_exactly_once(
         assert again[flow]["commits"] == first[flow]["commits"]
         assert again[flow]["marker_end"] == first[flow]["marker_end"]
         assert _as_sets(again[flow]) == _as_sets(first[flow])
+
+
+def _index_partitions(warehouse: str, lake_db: str, table: str) -> set[str]:
+    """The partitions of a Hudi table's metadata table, as its hoodie.properties lists them."""
+    props = Path(warehouse.removeprefix("file:"), f"{lake_db}.db", table, ".hoodie",
+                 "hoodie.properties").read_text()
+    listed = re.search(r"^hoodie\.table\.metadata\.partitions=(.*)$", props, re.M)
+    assert listed is not None, props
+    return set(filter(None, listed.group(1).split(",")))
 
 
 def create_items_cow(info: MariaDBInfo, items: str, cow: str) -> None:
