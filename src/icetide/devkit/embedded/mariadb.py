@@ -6,6 +6,9 @@
     <data_dir>/data/             datadir, created by mariadb-install-db on first start
     <data_dir>/data/binlog.*     the binary log (ROW, FULL image, FULL metadata)
     <data_dir>/mariadbd.err      the server's error log
+    <data_dir>/tmp/              its temporary files (tmpdir): private like the data, and
+                                 not shared with other servers (bootstraps side by side
+                                 in /tmp removed each other's temporary tables)
     <data_dir>/credentials.json  generated passwords of the two users (mode 0600)
 
 The server listens on 127.0.0.1 only (a free port unless one is given) and on a Unix
@@ -128,6 +131,8 @@ class EmbeddedMariaDB(LocalServer, EmbeddedServer[MariaDBInfo]):
     datadir = Below("data")
     #: its error log (``log_error``), where its output goes too
     log_path = Below("mariadbd.err")
+    #: its temporary files (``tmpdir``), in the owner-only root instead of /tmp
+    tmpdir = Below("tmp")
 
     @property
     def info(self) -> MariaDBInfo:
@@ -154,6 +159,7 @@ class EmbeddedMariaDB(LocalServer, EmbeddedServer[MariaDBInfo]):
             "bind-address=127.0.0.1",
             "skip-name-resolve",
             f"log_error={self.log_path}",
+            f"tmpdir={self.tmpdir}",
             f"log_bin={self.datadir / 'binlog'}",
             "binlog_format=ROW",
             "binlog_row_image=FULL",
@@ -205,6 +211,7 @@ class EmbeddedMariaDB(LocalServer, EmbeddedServer[MariaDBInfo]):
             return self.info
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o700)  # data, socket and credentials: the owner's only
+        self.tmpdir.mkdir(exist_ok=True)
         cnf = self.root / "my.cnf"
         cnf.write_text(self._defaults())
         if not (self.datadir / "mysql").is_dir():

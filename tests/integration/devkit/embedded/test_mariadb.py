@@ -21,7 +21,7 @@ def variables(conn: pymysql.Connection[Any]) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', 'binlog_format', "
                     "'binlog_row_image', 'binlog_row_metadata', 'server_id', 'bind_address', "
-                    "'port', 'datadir')")
+                    "'port', 'datadir', 'tmpdir')")
         return {str(k): str(v) for k, v in cur.fetchall()}
 
 
@@ -32,6 +32,8 @@ def check_server_settings(info: MariaDBInfo, datadir: Path) -> None:
     assert found["binlog_row_image"] == "FULL" and found["binlog_row_metadata"] == "FULL"
     assert found["server_id"] == "7" and found["bind_address"] == "127.0.0.1"
     assert Path(found["datadir"]).resolve() == datadir.resolve()
+    # temporary tables in the server's own directory, not in a /tmp other servers share
+    assert Path(found["tmpdir"]).resolve() == datadir.parent.resolve() / "tmp"
     with cdc.cursor() as cur:
         cur.execute("SHOW GRANTS")
         grants = " ".join(r[0] for r in cur.fetchall())
