@@ -57,7 +57,8 @@ SERVICES_OFF = {"hoodie.compact.inline": "false", "hoodie.clean.automatic": "fal
 #: and the partition-stats index on it): icetide reads without data skipping (:func:`read`),
 #: so the index would be write cost only, every commit's stats of every column; and a
 #: write whose metadata-table compaction came just before it failed once in its
-#: column-stats records (docs/stack.md, "Hudi"). A table property sets it back.
+#: column-stats records (docs/stack.md, "Hudi's column-stats index"). A table property
+#: sets it back.
 COLUMN_STATS_OFF = {"hoodie.metadata.index.column.stats.enable": "false"}
 
 
