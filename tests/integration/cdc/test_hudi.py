@@ -28,6 +28,7 @@ from tests.mariadb_writer import Writer
 
 from icetide.config import load_settings
 from icetide.devkit.embedded.mariadb import MariaDBInfo
+from icetide.lake.hudi_timeline import HudiTimeline
 from icetide.sources.mysql.schema import quote_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.mariadb, pytest.mark.slow,
@@ -158,11 +159,8 @@ def test_cdc_into_hudi_mor_and_cow_equals_mariadb_exactly_once(
 
 def _index_partitions(warehouse: str, lake_db: str, table: str) -> set[str]:
     """The partitions of a Hudi table's metadata table, as its hoodie.properties lists them."""
-    props = Path(warehouse.removeprefix("file:"), f"{lake_db}.db", table, ".hoodie",
-                 "hoodie.properties").read_text()
-    listed = re.search(r"^hoodie\.table\.metadata\.partitions=(.*)$", props, re.M)
-    assert listed is not None, props
-    return set(filter(None, listed.group(1).split(",")))
+    props = HudiTimeline(f"{warehouse}/{lake_db}.db/{table}").properties
+    return set(filter(None, props["hoodie.table.metadata.partitions"].split(",")))
 
 
 def create_items_cow(info: MariaDBInfo, items: str, cow: str) -> None:
