@@ -228,6 +228,10 @@ class KafkaConfig(_Section):
     reader: Literal["jvm", "python"] = "python"
 
 
+#: When a worker beyond the first takes a ready flow (``flows.extra_workers``).
+ExtraWorkers = Literal["when_late", "always"]
+
+
 class FlowsConfig(_Section):
     """The generic flow loop."""
 
@@ -237,6 +241,10 @@ class FlowsConfig(_Section):
     max_failures: int = Field(default=5, ge=1)
     #: Batches a continuous pipeline runs at once (null: one per core, at least 2).
     concurrency: int | None = Field(default=None, ge=1)
+    #: When a worker beyond the first takes a ready flow: ``when_late`` only when, waiting
+    #: for a running batch to end, the flow would miss its deadline (batches at once slow
+    #: each other on few cores); ``always``: at once (engine/workers.py).
+    extra_workers: ExtraWorkers = "when_late"
 
 
 

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING
 from icetide.config import Settings
 from icetide.engine.cluster_info import track_runtime
 from icetide.engine.compile import compile_flow
+from icetide.engine.dag import link
 from icetide.engine.discovery import Discovery, discover
 from icetide.engine.hooks import MissingTable
 from icetide.engine.maintenance_schedule import MaintenanceSchedule
 from icetide.engine.order import depths
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget, once_summary
-from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency, link
+from icetide.engine.scheduler import DagScheduler, Slot, default_concurrency
 from icetide.engine.targets import check_declared_schema, ensure_table
 from icetide.errors import PipelineError, listed
 from icetide.flows.loop import BatchResult, Flow, FlowLoop
@@ -245,8 +246,7 @@ class PipelineRun:
             warm_python_workers(self.spark, sorted({m for s in self.sources.values()
                                                     for m in s.worker_modules}))
             loops: list[FlowLoop] = []
-            scheduler = DagScheduler(self.spark, [], self.concurrency(),
-                                     track_runtime(loops, on_batch), self._record_error)
+            scheduler = self.scheduler(track_runtime(loops, on_batch))
             starter = threading.Thread(target=self._start_flows, name="compile-flows",
                                        args=(scheduler, loops, on_maintained), daemon=True)
             starter.start()
@@ -284,6 +284,13 @@ class PipelineRun:
         except Exception as exc:  # maintenance never stops the flows
             log.error("table maintenance is off for this run: %s", exc)
             return None
+
+    def scheduler(self, on_batch: Callable[[BatchResult], None] | None = None
+                  ) -> DagScheduler:
+        """An empty scheduler for this run (flows join it as they are compiled):
+        ``flows.concurrency`` workers, ``flows.extra_workers`` deciding who takes them."""
+        return DagScheduler(self.spark, [], self.concurrency(), on_batch, self._record_error,
+                            extra_workers=self.settings.flows.extra_workers)
 
     def concurrency(self) -> int:
         """Batches run at once: ``flows.concurrency``, else one per core."""

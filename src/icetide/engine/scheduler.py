@@ -6,9 +6,10 @@ binlog, a table written elsewhere), on a poll. The trigger interval is a *minimu
 spacing* between one flow's batch starts; the freshness pacer (:mod:`icetide.engine.pacing`)
 turns each flow's *budget* — its table's end-to-end target tightened by the targets
 downstream and less how stale its inputs already are (:attr:`Slot.budget`) — into that
-spacing. Ready flows run concurrently on ``flows.concurrency`` workers, each batch in the
-Spark FAIR pool of its flow (:func:`pool_names`), at most one batch per target table at a
-time, earliest deadline first.
+spacing. Ready flows run on up to ``flows.concurrency`` workers, each batch in the Spark
+FAIR pool of its flow (:func:`~icetide.engine.dag.pool_names`), at most one batch per
+target table at a time, earliest deadline first; a worker beyond the first takes a flow
+only when it would otherwise be late (:mod:`icetide.engine.workers`).
 
 Exactly-once is the flow loop's business (:mod:`icetide.flows.loop`): the scheduler only
 decides *when* a batch runs. The first flow error stops the run. The rules in full:
@@ -26,8 +27,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from icetide.engine.dag import link, pool_names
 from icetide.engine.overdue import OverdueWatch
 from icetide.engine.pacing import FreshnessPacer
+from icetide.engine.workers import WHEN_LATE, ExtraWorkers, expected_end, late
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
 from icetide.runtime.interrupt import Interrupted, pause
@@ -262,63 +265,15 @@ class Slot:
         return max(IDLE_POLL_MIN_S, IDLE_POLL_FACTOR * self.spacing)
 
 
-def ancestors(slot: Slot) -> set[int]:
-    """The ids of every flow above ``slot`` in the run."""
-    found: set[int] = set()
-    for u in slot.upstream:
-        found |= {id(u), *ancestors(u)}
-    return found
-
-
-def depth(slot: Slot) -> int:
-    """Hops above this flow in the run: 0 for ODS, 2 for DWS fed by DWD fed by ODS."""
-    return max((depth(u) + 1 for u in slot.upstream), default=0)
-
-
-def pool_names(slots: Sequence[Slot]) -> dict[str, str]:
-    """Each flow's Spark FAIR pool, named by its priority: ``"000 ods.clicks"``.
-
-    Spark hands a free core to the pool with the fewest running tasks per weight, and
-    between equals to the pool whose *name* sorts first. By flow name alone, ``dws.*``
-    and ``maintenance`` would beat ``ods.*``: the flow with the tightest target would
-    lose every tie. The rank is the scheduler's own order: the tightest target served
-    first, for one target the hop furthest down (it holds the oldest input). The
-    maintenance pool's name, a letter, sorts after every flow's.
-    """
-    ranked = sorted(slots, key=lambda s: (s.target_s, -depth(s), s.name))
-    return {slot.name: f"{rank:03d} {slot.name}" for rank, slot in enumerate(ranked)}
-
-
-def link(slots: Sequence[Slot], inputs: dict[str, frozenset[str]],
-         outputs: dict[str, frozenset[str]]) -> None:
-    """Connect producers to consumers and decide which slots must poll.
-
-    ``inputs``: flow name → lake tables its sources read; ``outputs``: flow name → lake
-    tables it commits to (target and side tables such as a changelog).
-    """
-    written = {table: slot for slot in slots for table in outputs.get(slot.name, ())}
-    for slot in slots:
-        flow = slot.loop.flow
-        reads = inputs.get(slot.name, frozenset())
-        external = any(not src.lake_inputs() for src in flow.sources.values())
-        slot.polls = external or any(table not in written for table in reads)
-        for table in reads:
-            producer = written.get(table)
-            if producer is not None and producer is not slot and slot not in producer.downstream:
-                producer.downstream.append(slot)
-                slot.upstream.append(producer)
-    for slot in slots:
-        inputs_of = {id(u) for u in slot.upstream}
-        slot.aligned = [u for u in slot.upstream if ancestors(u) & (inputs_of - {id(u)})]
-
-
 class DagScheduler:
     """Runs the slots of one pipeline until ``stop`` is set or a flow fails."""
 
     def __init__(self, spark: SparkSession | None, slots: Sequence[Slot], concurrency: int,
                  on_batch: OnBatch | None = None, on_error: OnError | None = None, *,
-                 maintenance: Maintenance | None = None) -> None:
+                 maintenance: Maintenance | None = None,
+                 extra_workers: ExtraWorkers = WHEN_LATE) -> None:
         self.spark = spark
+        self.extra_workers = extra_workers
         self.maintenance = maintenance
         self._maintenance_job: Future[None] | None = None
         self._maintenance_after = 0.0  # monotonic: no pass before it (MAINTENANCE_GAP_FACTOR)
@@ -419,14 +374,22 @@ class DagScheduler:
         """The ready slots to start in :meth:`Slot.order`; at most one batch per target
         at a time. Two flows into one table (``profile_activity`` and ``profile_member``) would
         commit one after the other anyway (:class:`~icetide.lake.sinks.SerializedSink`):
-        started together, the second holds a worker idle while the first writes."""
+        started together, the second holds a worker idle while the first writes. With
+        batches running, a slot takes another worker only when it would be late waiting
+        (:func:`~icetide.engine.workers.late`; ``extra_workers: always``: at once)."""
         ready = sorted((s for s in self.slots if s.ready(now)), key=Slot.order)
         busy = {s.target for s in self.slots if s.running}
+        ends = [expected_end(s, now) for s in self.slots if s.running]
         picked: list[Slot] = []
         for slot in ready:
-            if len(picked) < free and slot.target not in busy:
-                busy.add(slot.target)
-                picked.append(slot)
+            if len(picked) == free:
+                break
+            if slot.target in busy or (ends and self.extra_workers == WHEN_LATE
+                                       and not late(slot, now, ends)):
+                continue
+            busy.add(slot.target)
+            picked.append(slot)
+            ends.append(now + slot.pacer.cost_s)
         return picked
 
     def _idle(self, now: float) -> None:

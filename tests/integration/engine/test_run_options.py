@@ -1,6 +1,6 @@
 """Settings a pipeline run reads (docs/options.md): the trigger interval from
 ``flows.trigger_interval``, the pipeline file's ``defaults.trigger_interval`` or the run's
-own; ``flows.concurrency``; a run's maintenance switched off by
+own; ``flows.concurrency`` and ``flows.extra_workers``; a run's maintenance switched off by
 ``defaults.maintenance.enabled`` (as by ``maintenance.enabled``)."""
 
 from __future__ import annotations
@@ -39,12 +39,15 @@ def _settings(settings: Settings, **flows: object) -> Settings:
                                        "maintenance": policy})
 
 
-def test_trigger_interval_and_concurrency_come_from_the_settings_unless_overridden(
+def test_trigger_interval_and_workers_come_from_the_settings_unless_overridden(
         spark: SparkSession, icetide_settings: Settings, tmp_path: Path) -> None:
-    settings = _settings(icetide_settings, trigger_interval=7.0, concurrency=3)
+    settings = _settings(icetide_settings, trigger_interval=7.0, concurrency=3,
+                         extra_workers="always")
     plain = load_pipeline(_pipeline(tmp_path, "plain"))
     run = PipelineRun(spark, settings, plain)
     assert (run.trigger_interval(), run.concurrency()) == (7.0, 3)
+    assert (run.scheduler().concurrency, run.scheduler().extra_workers) == (3, "always")
+    assert PipelineRun(spark, icetide_settings, plain).scheduler().extra_workers == "when_late"
     graph = load_pipeline(_pipeline(tmp_path, "paced", "  trigger_interval: 3s\n"))
     assert PipelineRun(spark, settings, graph).trigger_interval() == 3.0
     assert PipelineRun(spark, settings, graph, trigger_interval=0.5).trigger_interval() == 0.5

@@ -9,8 +9,9 @@ import math
 
 import pytest
 
+from icetide.engine.dag import link
 from icetide.engine.overdue import REPEAT_S, OverdueWatch
-from icetide.engine.scheduler import Slot, link
+from icetide.engine.scheduler import Slot
 from tests.unit.engine.test_scheduler import _Loop, _slot
 
 NOW = 1_000.0

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
+from icetide.config.sections import ExtraWorkers
+from icetide.engine.dag import link, pool_names
 from icetide.engine.pacing import FreshnessPacer, FreshnessTarget
 from icetide.engine.scheduler import (
     MAINTENANCE_GAP_FACTOR,
     MAINTENANCE_POOL,
     DagScheduler,
     Slot,
-    link,
-    pool_names,
 )
 from icetide.errors import PipelineError
 from icetide.flows.failures import FlowFailed
@@ -86,7 +86,7 @@ def _chain(slots: list[Slot]) -> None:
 
 
 def _run(slots: list[Slot], until: Callable[[], bool], concurrency: int = 2,
-         seconds: float = 10.0) -> None:
+         seconds: float = 10.0, extra_workers: ExtraWorkers = "when_late") -> None:
     stop = threading.Event()
 
     def on_batch(result: BatchResult) -> None:
@@ -96,7 +96,7 @@ def _run(slots: list[Slot], until: Callable[[], bool], concurrency: int = 2,
     timer = threading.Timer(seconds, stop.set)
     timer.start()
     try:
-        DagScheduler(None, slots, concurrency, on_batch).run(stop)
+        DagScheduler(None, slots, concurrency, on_batch, extra_workers=extra_workers).run(stop)
     finally:
         timer.cancel()
 
@@ -260,7 +260,8 @@ def test_flows_into_one_target_take_one_worker_and_leave_the_other_free() -> Non
     uv = _Loop("uv", None, merge("uv"), target="lake.product_views")
     ods = _Loop("ods", None, lambda n: _result("ods"))
     slots = [_slot(views, 0.1), _slot(uv, 0.1), _slot(ods, 0.1)]
-    _run(slots, until=lambda: len(uv.starts) >= 3 and len(views.starts) >= 3)
+    _run(slots, until=lambda: len(uv.starts) >= 3 and len(views.starts) >= 3,
+         extra_workers="always")
     assert writing["most"] == 1  # never both in a batch
     assert ods.starts[0] < uv.starts[0]  # the second worker went to a flow that can commit
     assert len(ods.starts) > len(uv.starts)  # ... each time
@@ -446,7 +447,7 @@ def test_while_a_backlog_drains_the_hop_furthest_down_gets_its_turns() -> None:
     dws = _Loop("dws", "lake.dwd", _consumer("dws", "dwd", commits))
     slots = [_slot(ods, 0.1, 10.0), _slot(dwd, 0.1), _slot(dws, 0.1)]
     _chain(slots)
-    _run(slots, until=lambda: commits.get("dws", 0) >= 3, seconds=5.0)
+    _run(slots, until=lambda: commits.get("dws", 0) >= 3, seconds=5.0, extra_workers="always")
     assert commits.get("dws", 0) >= 3  # before: no batch at all while ODS was behind
     assert commits["ods"] <= 3 * commits["dws"]  # ... each hop in turn
 
