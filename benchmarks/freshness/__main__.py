@@ -138,6 +138,20 @@ def _cpu(runs: list[tuple[str, RunResult]]) -> str:
                      "py4j):\n", JVM_PARTS, runs, lambda r: r.jvm))
 
 
+def _cadence(runs: list[tuple[str, RunResult]]) -> str:
+    """The tables serving no freshness target: commits over the window and the longest
+    time without one (the scheduler gives them spare capacity)."""
+    tables = list(runs[-1][1].cadence)
+    rows = ["Tables with no freshness target: commits in the window / the longest time "
+            "without one:\n", "| run | " + " | ".join(f"`{t}`" for t in tables) + " |",
+            "| --- |" + " ---: |" * len(tables)]
+    for label, r in runs:
+        cells = [f"{r.cadence[t][0]} / {r.cadence[t][1]:.0f} s" if t in r.cadence else "-"
+                 for t in tables]
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def _keep_log(home: Path, into: Path | None, label: str) -> None:
     if into is not None:
         keep_log(home, into / f"{label}.log")
@@ -198,7 +212,7 @@ def main(argv: list[str] | None = None) -> None:
             "| run | probes | ODS | DWD | DWS | Kafka backlog over the run (events) |\n"
             "| --- | ---: | ---: | ---: | ---: | --- |\n"
             + "\n".join(_row(label, r) for label, r in runs)
-            + "\n\n" + _cpu(runs)
+            + "\n\n" + _cpu(runs) + "\n\n" + _cadence(runs)
             + "\n\nPer minute (" + runs[-1][0] + "):\n\n" + _minutes(runs[-1][1]) + "\n")
     print(body)
     if not a.no_doc:

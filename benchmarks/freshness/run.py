@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cpu import CpuMeter, JvmThreadMeter, descendants, is_java
-from benchmarks.freshness.trace import ODS, Probe, commits, freshness
+from benchmarks.freshness.trace import ODS, UNTARGETED, Probe, cadence, commits, freshness
 from icetide.config import CatalogConfig, KafkaConfig, MetastoreConfig, S3Config, Settings
 from icetide.devkit.embedded.kinds import BrokerKind, Embedded, embedded_broker
 from icetide.devkit.embedded.process import free_port
@@ -74,6 +74,8 @@ class RunResult:
     window_s: float = 0.0  # the measured window's wall seconds
     #: CPU seconds of the pipeline's Spark JVM per part (its threads by name) over it.
     jvm: dict[str, float] = field(default_factory=dict)
+    #: Per table serving no target: commits in the window and the longest gap (s).
+    cadence: dict[str, tuple[int, float]] = field(default_factory=dict)
 
 
 def lake_settings(home: Path, bootstrap: str, store: S3Info | None) -> Settings:
@@ -226,12 +228,14 @@ def measure(home: Path, load: Load, src: Path, sampler: Sampler | None = None, *
                 meter = _meter(settings, proc, broker)
                 threads = JvmThreadMeter(lambda: [p for p in meter.roles["pipeline"]()
                                                   if is_java(p)])
-                began = time.monotonic()
+                began, began_ms = time.monotonic(), int(time.time() * 1000)
                 meter.start()
                 threads.start()
                 result = _produce(catalog, bs, shop, load, sampler)
                 result.cpu, result.window_s = meter.stop(), time.monotonic() - began
                 result.jvm = threads.stop()
+                result.cadence = {t: cadence(catalog, t, began_ms, int(time.time() * 1000))
+                                  for t in UNTARGETED}
                 result.clicks += warm.valid if warm is not None else 0
                 _drain(catalog, result.probes)
                 result.freshness = freshness(catalog, result.probes)

@@ -18,6 +18,7 @@ position).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,3 +117,25 @@ def freshness(catalog: Any, probes: Sequence[Probe]) -> dict[str, list[float | N
     return {layer: [None if h is None else (h.committed_ms - p.produced_ms) / 1000
                     for h, p in zip(hits, probes, strict=True)]
             for layer, hits in (("ODS", ods), ("DWD", dwd), ("DWS", dws))}
+
+
+#: Tables of the pipeline that serve no freshness target: the scheduler refreshes them on
+#: spare capacity, so how often they commit is measured beside the probes' freshness.
+UNTARGETED = ("dws.user_activity", "dws.user_profile", "ads.daily_product_report")
+
+
+def cadence(catalog: Any, table: str, since_ms: int, until_ms: int) -> tuple[int, float]:
+    """``(commits, longest gap in seconds)`` of ``table`` between ``since_ms`` and
+    ``until_ms`` (wall-clock ms; compactions not counted): :func:`longest_gap`."""
+    loaded = catalog.load_table(tuple(table.split(".")))
+    return longest_gap([s.timestamp_ms for s in loaded.metadata.snapshots
+                        if s.summary is None or s.summary.operation.value != "replace"],
+                       since_ms, until_ms)
+
+
+def longest_gap(times_ms: Sequence[int], since_ms: int, until_ms: int) -> tuple[int, float]:
+    """``(commits in the window, longest time without one in seconds)``, counting from the
+    window's start and to its end: the table is at least that stale at some moment."""
+    inside = sorted(t for t in times_ms if since_ms <= t <= until_ms)
+    edges = [since_ms, *inside, until_ms]
+    return len(inside), max(b - a for a, b in itertools.pairwise(edges)) / 1000

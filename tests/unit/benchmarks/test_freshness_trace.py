@@ -1,8 +1,9 @@
-"""The freshness trace follows a probe through flows with one input and with two."""
+"""The freshness trace follows a probe through flows with one input and with two; the
+cadence of the tables without a target counts the window's edges."""
 
 from __future__ import annotations
 
-from benchmarks.freshness.trace import Commit, next_hits
+from benchmarks.freshness.trace import Commit, longest_gap, next_hits
 
 
 def _commit(seq: int, end: dict[str, object]) -> Commit:
@@ -30,3 +31,8 @@ def test_a_one_input_flow_and_a_commit_without_that_input() -> None:
            _commit(2, {"iceberg:lake.dwd.click_wide": {"snapshot": 7}})]
     found = next_hits("dwd.click_wide", {7: 4}, dws, [_commit(4, {})])
     assert [c.sequence if c else None for c in found] == [2]
+
+
+def test_the_longest_gap_counts_from_the_window_start_and_to_its_end() -> None:
+    assert longest_gap([500, 12_000, 14_000, 99_000], 1_000, 60_000) == (2, 46.0)
+    assert longest_gap([], 1_000, 31_000) == (0, 30.0)  # no commit: stale all along
