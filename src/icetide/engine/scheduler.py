@@ -395,7 +395,8 @@ class DagScheduler:
     def _idle(self, now: float) -> None:
         """Until the next slot may start. A slot still ready after :meth:`_pick` found no
         free worker or its target busy: it waits for a batch's end (:meth:`_notify`),
-        not in a busy loop. A batch that ended since ``now`` is not waited for. The run's
+        not in a busy loop; one not late enough for a spare worker is looked at again
+        within ``TICK_S``. A batch that ended since ``now`` is not waited for. The run's
         own ``stop`` ends it (looked at every ``TICK_S``), not a stop request: that ends
         the batches' retry waits, and ``icetide run`` sets ``stop`` with it."""
         wake = min((s.wake_at(now) for s in self.slots if not s.ready(now)), default=math.inf)
