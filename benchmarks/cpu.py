@@ -25,12 +25,17 @@ def cpu_seconds(pid: int, process: int | None = None) -> float:
 
 
 def descendants(pid: int) -> list[int]:
-    """``pid`` and every process below it (children of all its threads)."""
+    """``pid`` and every process below it (children of all its threads). A process or
+    thread that ends while it is read (a benchmark's ``kill -9``) is passed over."""
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*/children"):
+        try:
+            tasks = list(Path(f"/proc/{current}/task").glob("*/children"))
+        except OSError:
+            continue
+        for task in tasks:
             try:
                 todo.extend(int(c) for c in task.read_text().split())
             except OSError:
