@@ -27,10 +27,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from icetide.config.sections import ExtraWorkers
 from icetide.engine.dag import link, pool_names
 from icetide.engine.overdue import OverdueWatch
 from icetide.engine.pacing import FreshnessPacer
-from icetide.engine.workers import WHEN_LATE, ExtraWorkers, expected_end, late
+from icetide.engine.workers import WHEN_LATE, expected_end, late
 from icetide.errors import IcetideError, PipelineError
 from icetide.flows.loop import Attempt, BatchResult, FlowLoop
 from icetide.runtime.interrupt import Interrupted, pause

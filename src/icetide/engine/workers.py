@@ -23,8 +23,6 @@ from icetide.config.sections import ExtraWorkers
 if TYPE_CHECKING:
     from icetide.engine.scheduler import Slot
 
-__all__ = ["WHEN_LATE", "ExtraWorkers", "below_s", "expected_end", "late"]
-
 WHEN_LATE: ExtraWorkers = "when_late"
 
 
