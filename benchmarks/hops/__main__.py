@@ -1,12 +1,14 @@
 """``python -m benchmarks.hops``: where one batch's time goes, per hop of the clickstream.
 
-Four hops of ``examples/clickstream`` (dimensions by CDC from a private MariaDB) each run
+The hops of ``examples/clickstream`` (dimensions by CDC from a private MariaDB) each run
 single batches through the real flow loop, at ``--small`` (1) and ``--large`` (25,000)
 new events:
 
 * ODS append — Kafka → ``ods_behavior.clickevent`` (+ dead letters);
 * DWD append with dimension joins — ``dwd.click_wide``;
-* DWS aggregation MERGE — ``dws.product_views`` (``count_views_uv``);
+* DWS aggregation MERGEs — ``dws.product_user`` (with its changelog), ``dws.product_views``
+  (``count_views_uv``: a small copy-on-write table, written whole), ``dws.user_activity``
+  (with its changelog) and ``dws.user_profile`` (``profile_activity``, partial update);
 * CDC MERGE — MariaDB ``user_db.products`` → ``dim_db.products`` (price updates).
 
 Per hop: the batch's wall time, its phases (``position``: marker reads = catalog and
@@ -16,7 +18,8 @@ metadata I/O, ``plan``, ``transform``, ``check``: the rows/event-time pass, ``de
 
 ``--compare DIR`` runs the same profile in a subprocess on another checkout's ``src``
 (e.g. a worktree of the commit before an optimisation) first, so both profiles come from
-one run on the same machine state and the table shows before → after side by side.
+one run on the same machine state and the tables show before → after side by side (wall
+time and jobs per batch; CPU-ms per part of a large batch).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.hops.cpu_parts import cpu_table
+from benchmarks.hops.cpu_parts import cpu_compare, cpu_table
 from benchmarks.hops.profile import HOPS, profile
 from benchmarks.report import append_section
 
@@ -87,6 +90,16 @@ def _table(after: Profile, before: Profile | None, sizes: tuple[int, int]) -> st
     return "\n".join(rows)
 
 
+def _compared(before: Profile | None, after: Profile, size: int) -> str:
+    """Before → after CPU-ms of one batch of ``size`` events per hop ("" alone)."""
+    if before is None:
+        return ""
+    large = str(size)
+    return (f"\nCPU-ms of one batch of {size:,} events, before → after (median):\n\n"
+            + cpu_compare({h: before[h][large] for h in HOPS if h in before},
+                          {h: after[h][large] for h in HOPS}) + "\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     a = _args(argv)
     before = _before(a.compare, a) if a.compare is not None else None
@@ -102,7 +115,8 @@ def main(argv: list[str] | None = None) -> None:
             + _table(after, before, (a.small, a.large)) + "\n\n"
             f"CPU-ms of one batch of {a.large:,} events per part and phase (median; the "
             "JVM's split into tasks and the rest is per batch only):\n\n"
-            + cpu_table({hop: after[hop][str(a.large)] for hop in HOPS}) + "\n")
+            + cpu_table({hop: after[hop][str(a.large)] for hop in HOPS}) + "\n"
+            + _compared(before, after, a.large))
     print(body)
     if not a.no_doc:
         print(f"written to {append_section('Batch cost per hop (benchmarks/hops)', body)}")

@@ -114,3 +114,20 @@ def cpu_table(figures: dict[str, dict[str, float]]) -> str:
             f"{sum(f.get(f'cpu {part} {p}', 0.0) for part in PARTS):.0f}" for p in phases)
             + f" | **{total:.0f}** |")
     return "\n".join(rows)
+
+
+def cpu_compare(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]) -> str:
+    """Per hop (its large batches' medians): CPU-ms of the whole batch per part, before →
+    after, and the ratio of the totals."""
+    rows = ["| hop | " + " | ".join(PARTS) + " | **all** | ratio |",
+            "| --- |" + " ---: |" * (len(PARTS) + 2)]
+    for hop in after:
+        was, now = before.get(hop, {}), after[hop]
+        cells = [f"{was.get(f'cpu {p} {TOTAL}', 0.0):.0f} → {now.get(f'cpu {p} {TOTAL}', 0.0):.0f}"
+                 for p in PARTS]
+        total_was = sum(was.get(f"cpu {p} {TOTAL}", 0.0) for p in PARTS)
+        total_now = sum(now.get(f"cpu {p} {TOTAL}", 0.0) for p in PARTS)
+        ratio = f"{total_now / total_was:.2f}" if total_was else "-"
+        rows.append(f"| {hop} | " + " | ".join(cells)
+                    + f" | **{total_was:.0f} → {total_now:.0f}** | {ratio} |")
+    return "\n".join(rows)

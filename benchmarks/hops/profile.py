@@ -25,6 +25,7 @@ TOPIC = "clicktopic"
 HOPS = {
     "ODS append (Kafka → clickevent)": "ods_behavior.clickevent",
     "DWD append + dimension joins": "dwd.click_wide",
+    "DWS aggregation MERGE + changelog (product_user)": "dws.product_user",
     "DWS aggregation MERGE (count_views_uv)": "dws.count_views_uv",
     "DWS aggregation MERGE + changelog (user_activity)": "dws.user_activity",
     "DWS partial-update MERGE (profile_activity)": "dws.profile_activity",
