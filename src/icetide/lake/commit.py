@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from icetide.model.markers import Marker
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,17 @@ def load_table(spark: SparkSession, ident: str) -> JavaObject:
     if _caches_tables(spark, ident):
         table.refresh()
     return table
+
+
+def spark_schema(spark: SparkSession, table: JavaObject) -> StructType:
+    """The Spark schema of a Java Iceberg ``Table``, as ``spark.table(...).schema`` gives
+    it (the same conversion), without a second load of the table or a plan's analysis."""
+    from pyspark.sql.types import StructType
+
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    converted = jvm.org.apache.iceberg.spark.SparkSchemaUtil.convert(table.schema())
+    return StructType.fromJson(json.loads(converted.json()))
 
 
 def _caches_tables(spark: SparkSession, ident: str) -> bool:

@@ -3,9 +3,11 @@
 * :class:`AppendSink` — append-only targets (facts, dead letters).
 * :class:`MergeSink` — primary-key tables: the batch is collapsed per key with the table's
   merge engine and MERGEd inside ``CommitMetadata.withCommitProperties`` (one row-level
-  commit with the marker). With a changelog, the changelog rows are computed from the
-  same collapsed rows against the unchanged target and appended *before* the MERGE, as
-  a side table carrying the same marker (see :mod:`icetide.tables.changelog`).
+  commit with the marker); a small copy-on-write table is overwritten whole with the
+  MERGE's result instead (:mod:`icetide.lake.rewrite`). With a changelog, the changelog
+  rows are computed from the same collapsed rows against the unchanged target and
+  appended *before* the MERGE, as a side table carrying the same marker (see
+  :mod:`icetide.tables.changelog`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from icetide.lake.key_filter import probe_keys
 from icetide.lake.observation import observed
 from icetide.lake.retract import RETRACT, append_with_retractions
 from icetide.lake.retract_positions import only_retracts, retract_by_position
+from icetide.lake.rewrite import Rewrite, WholeTable, rewrite, whole_table_rewrite
 from icetide.model.keys import MarkerKeys
 from icetide.tables.changelog import OP, change_counts_sql, changelog_seq_base, changelog_sql
 from icetide.tables.merge_engines import ADD_OPS, MergeEngine
@@ -179,7 +182,8 @@ class MergeSink:
 
     def write(self, spark: SparkSession, df: DataFrame, target: str,
               props: Props, sides_done: frozenset[str]) -> WriteResult:
-        schema = spark.table(target).schema
+        table = commit.load_table(spark, target)
+        schema = commit.spark_schema(spark, table)
         types = types_of(schema)
         replacing = REPLACE in df.columns
         spec = MergeSpec(target=quote_qualified(target), source="__icetide_batch",
@@ -200,7 +204,8 @@ class MergeSink:
             if probe.rows == 0:  # nothing to merge: the position advances alone
                 commit.commit_marker_only(spark, target, summary)
                 return {target: Changes()}
-            merge = _Merge(target, spec, types, collapsed_view, probe.predicate, summary)
+            merge = _Merge(target, spec, types, collapsed_view, probe.predicate, summary,
+                           whole_table_rewrite(table))
             return {target: self._merge(spark, merge, sides_done,
                                         retractions=deletes and (flag is None or
                                                                  probe.flagged > 0))}
@@ -243,10 +248,17 @@ class MergeSink:
         before, into the commit); else, after the commit, Iceberg's own figures of it when
         they tell inserts from updates (no retraction in the batch, no data file rewritten:
         merge-on-read), or a join of the batch with the target as of the MERGE's parent
-        snapshot — off the commit's path either way."""
+        snapshot — off the commit's path either way. A small copy-on-write table is
+        rewritten whole instead of MERGEd (:mod:`icetide.lake.rewrite`)."""
         changes: Changes | None = None
         if self.changelog and self.changelog not in sides_done:
             changes = self._append_changelog(spark, merge)
+        if merge.whole is not None:  # small, copy-on-write: written whole, counted on the way
+            counted = changes.summary() if changes is not None else {}
+            whole = Changes(*rewrite(spark, Rewrite(
+                merge.ident, self.engine, merge.spec, merge.types, merge.collapsed_view,
+                {**merge.props, **counted}, merge.whole)))
+            return changes if changes is not None else whole
         statement = merge_sql(self.engine, merge.spec, collapsed_view=merge.collapsed_view,
                               key_filter=merge.key_filter, column_types=merge.types)
         counted = changes.summary() if changes is not None else {}
@@ -299,6 +311,8 @@ class _Merge:
     collapsed_view: str
     key_filter: str | None
     props: Mapping[str, str]
+    #: the snapshot to rewrite the whole table from, when it is rewritten instead
+    whole: WholeTable | None = None
 
 
 def _rewrote_files(figures: Mapping[str, str]) -> bool:

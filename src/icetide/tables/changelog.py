@@ -235,7 +235,7 @@ def changelog_sql(
         f"  {_opaque_bigint(seq_base, number)} AS {q(SEQ)},\n"
         f"  {sql_string(source_pos)} AS {q(SOURCE_POS)},\n"
         f"  {_ts_sql(commit_ts, number)} AS {q(COMMIT_TS)}\n"
-        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
+        f"FROM (\n{images_sql(engine, spec, types, collapsed_view, key_filter)}\n"
         ") AS __icetide_c\n"
         f"LATERAL VIEW posexplode({_ops_array(types)}) __icetide_x AS {_POS}, {q(OP)}"
     )
@@ -258,17 +258,26 @@ def change_counts_sql(
     of that snapshot instead: after the MERGE, its parent snapshot gives what it did.
     """
     types = _ordered_types(spec, column_types, 0)
-    b, a = q(BEFORE), q(AFTER)
+    counts = ",\n  ".join(f"{expr} AS {name}" for name, expr in change_counts(types).items())
     return (
-        f"SELECT count_if({b} IS NULL AND {a} IS NOT NULL) AS inserted,\n"
-        f"  count_if({b} IS NOT NULL AND {a} IS NOT NULL AND NOT ({_same(types)})) AS updated,\n"
-        f"  count_if({b} IS NOT NULL AND {a} IS NULL) AS deleted\n"
-        f"FROM (\n{_images_sql(engine, spec, types, collapsed_view, key_filter, as_of)}\n"
+        f"SELECT {counts}\n"
+        f"FROM (\n{images_sql(engine, spec, types, collapsed_view, key_filter, as_of)}\n"
         ") AS __icetide_c"
     )
 
 
-def _version(as_of: int | None) -> str:
+def change_counts(column_types: Mapping[str, str]) -> dict[str, str]:
+    """``inserted``, ``updated``, ``deleted``: the SQL counting each over the rows of
+    :func:`images_sql` (a key the MERGE leaves unchanged counts nowhere)."""
+    b, a = q(BEFORE), q(AFTER)
+    return {"inserted": f"count_if({b} IS NULL AND {a} IS NOT NULL)",
+            "updated": f"count_if({b} IS NOT NULL AND {a} IS NOT NULL "
+                       f"AND NOT ({_same(column_types)}))",
+            "deleted": f"count_if({b} IS NOT NULL AND {a} IS NULL)"}
+
+
+def version_suffix(as_of: int | None) -> str:
+    """The name suffix that reads an Iceberg table as of snapshot ``as_of`` ("" for now)."""
     if as_of is None:
         return ""
     if not isinstance(as_of, int) or isinstance(as_of, bool):
@@ -279,9 +288,9 @@ def _version(as_of: int | None) -> str:
     return f".`snapshot_id_{as_of}`"
 
 
-def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
-                collapsed_view: str | None, key_filter: str | None,
-                as_of: int | None = None) -> str:
+def images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
+               collapsed_view: str | None, key_filter: str | None,
+               as_of: int | None = None) -> str:
     """Per collapsed key: its key columns, ``before`` (stored row, as of snapshot
     ``as_of`` if given) and ``after`` (row the MERGE leaves)."""
     actions = compile_merge(engine, spec)
@@ -292,5 +301,5 @@ def _images_sql(engine: EngineLike, spec: MergeSpec, types: Mapping[str, str],
         f"  SELECT {', '.join(f's.{q(k)} AS {q(k)}' for k in spec.keys)},\n"
         f"  CASE WHEN t.{q(spec.keys[0])} IS NOT NULL THEN {stored} END AS {q(BEFORE)},\n"
         f"  {_after_case(spec, actions, types)} AS {q(AFTER)}\n"
-        f"  FROM {using} AS s\n  LEFT JOIN {spec.target}{_version(as_of)} AS t ON {on}"
+        f"  FROM {using} AS s\n  LEFT JOIN {spec.target}{version_suffix(as_of)} AS t ON {on}"
     )

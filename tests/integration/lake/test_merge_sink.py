@@ -113,8 +113,8 @@ def test_changes_without_retractions_come_from_the_commit(spark: SparkSession,
                                                           mode: str) -> None:
     """No retraction in the batch and a merge-on-read table: Iceberg's own figures of the
     MERGE commit tell inserts from updates, so no join counts them. A matched row the
-    update leaves as it is is not rewritten. A copy-on-write table rewrites whole files:
-    the changes are counted after the commit, as of its parent snapshot."""
+    update leaves as it is is not rewritten. A small copy-on-write table is written whole
+    (:mod:`icetide.lake.rewrite`): the changes are counted on the write's own pass."""
     target, _ = _tables(spark, f"derived_{mode.replace('-', '_')}")
     spark.sql(f"ALTER TABLE {target} SET TBLPROPERTIES ('write.merge.mode'='{mode}')")
     sink = MergeSink(aggregation(level="sum", seq="max"), ["id"])
