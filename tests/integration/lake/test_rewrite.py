@@ -9,6 +9,7 @@ from icetide.lake import commit, rewrite
 from icetide.lake.rewrite import Rewrite, WholeTable
 from icetide.lake.sinks import Changes, MergeSink
 from icetide.model.markers import Marker
+from icetide.tables.changelog import changelog_ddl
 from icetide.tables.ddl import PRIMARY_KEY_TABLE_PROPERTIES, create_table_sql
 from icetide.tables.merge_engines import Deduplicate
 from icetide.tables.merge_sql import MergeSpec
@@ -105,3 +106,23 @@ def test_a_rewrite_of_a_snapshot_another_commit_followed_fails_as_a_conflict(
         rewrite.rewrite(spark, job)
     assert commit.is_commit_conflict(raised.value)
     assert sorted(r["id"] for r in spark.table(target).collect()) == ["a", "b", "c", "x"]
+
+
+def test_a_rewritten_table_s_changelog_is_appended_first_and_counts_the_changes(
+        spark: SparkSession) -> None:
+    """With a changelog the rewrite replaces only the MERGE: the changelog rows come first
+    with the marker, and the overwrite's commit carries their counts."""
+    target = _table(spark, "cow_logged", "copy-on-write")
+    log = f"{target}__changelog"
+    spark.sql(changelog_ddl("lake", "rewritetest.cow_logged", ["id"], TYPES))
+    sink = MergeSink(ENGINE, ["id"], op_column="_op", changelog=log)
+    done = sink.write(spark, _batch(spark, BATCH), target,
+                      Marker("f", {"s": 0}, {"s": 1}).to_summary(), frozenset())
+    assert done == {target: Changes(inserted=1, updated=1, deleted=1)}
+    assert sorted(spark.table(target).collect()) == [("a", 9, 4), ("c", 3, 3), ("d", 4, 6)]
+    ops = sorted((r["_op"], r["id"]) for r in spark.table(log).collect())
+    assert ops == [("+I", "d"), ("+U", "a"), ("-D", "b"), ("-U", "a")]
+    summary = dict(commit.load_table(spark, target).currentSnapshot().summary())
+    assert summary["deleted-data-files"] == "2"  # written whole
+    assert Changes.from_summary(summary) == Changes(inserted=1, updated=1, deleted=1)
+    assert commit.last_marker(spark, log, "f").end == {"s": 1}  # type: ignore[union-attr]
