@@ -24,7 +24,7 @@ from icetide.model.markers import Marker
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameWriterV2, SparkSession
     from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
@@ -138,12 +138,18 @@ def committed(spark: SparkSession, ident: str, props: Mapping[str, str]) -> Comm
     return None
 
 
+def writer(df: DataFrame, ident: str, properties: Mapping[str, str]) -> DataFrameWriterV2:
+    """A writer of ``df`` to ``ident`` whose commit carries ``properties`` in its snapshot
+    summary."""
+    out = df.writeTo(ident)
+    for key, value in properties.items():
+        out = out.option(f"snapshot-property.{key}", value)
+    return out
+
+
 def append(df: DataFrame, ident: str, properties: Mapping[str, str]) -> None:
     """Append ``df`` to ``ident`` with ``properties`` in the snapshot summary (one commit)."""
-    writer = df.writeTo(ident)
-    for key, value in properties.items():
-        writer = writer.option(f"snapshot-property.{key}", value)
-    writer.append()
+    writer(df, ident, properties).append()
 
 
 def commit_marker_only(spark: SparkSession, ident: str, properties: Mapping[str, str]) -> None:

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from icetide.lake import commit
 from icetide.lake.observation import observed
-from icetide.tables.changelog import change_counts, change_counts_sql
+from icetide.tables.changelog import AFTER, change_counts, change_counts_sql
 from icetide.tables.merge_sql import EngineLike, MergeSpec
 from icetide.tables.rewrite_sql import rewrite_parts
 
@@ -83,13 +84,11 @@ def rewrite(spark: SparkSession, job: Rewrite) -> tuple[int, int, int]:
     seen = Observation()
     counts = [F.expr(expr).alias(name) for name, expr in change_counts(job.types).items()]
     changed = spark.sql(parts.changed).observe(seen, *counts)
-    after = changed.where(F.col(parts.after).isNotNull()).select(f"{parts.after}.*")
+    after = changed.where(F.col(AFTER).isNotNull()).select(f"{AFTER}.*")
     rows = after.unionByName(spark.sql(parts.kept)).coalesce(1)
-    writer = rows.writeTo(job.ident).option("isolation-level", "serializable")
+    writer = commit.writer(rows, job.ident, job.props).option("isolation-level", "serializable")
     if job.base.snapshot_id is not None:
         writer = writer.option("validate-from-snapshot-id", str(job.base.snapshot_id))
-    for key, value in job.props.items():
-        writer = writer.option(f"snapshot-property.{key}", value)
     writer.overwrite(F.lit(True))
     figures = observed(seen, f"count of the rows rewritten in {job.ident}")
     if set(figures) != {"inserted", "updated", "deleted"}:

@@ -253,15 +253,14 @@ class MergeSink:
         changes: Changes | None = None
         if self.changelog and self.changelog not in sides_done:
             changes = self._append_changelog(spark, merge)
+        counted = changes.summary() if changes is not None else {}
         if merge.whole is not None:  # small, copy-on-write: written whole, counted on the way
-            counted = changes.summary() if changes is not None else {}
             whole = Changes(*rewrite(spark, Rewrite(
                 merge.ident, self.engine, merge.spec, merge.types, merge.collapsed_view,
                 {**merge.props, **counted}, merge.whole)))
             return changes if changes is not None else whole
         statement = merge_sql(self.engine, merge.spec, collapsed_view=merge.collapsed_view,
                               key_filter=merge.key_filter, column_types=merge.types)
-        counted = changes.summary() if changes is not None else {}
         commit.with_commit_properties(spark, {**merge.props, **counted},
                                       lambda: _run(spark, statement))
         if changes is not None:
@@ -365,10 +364,7 @@ class OverwriteSink:
 
         summary = resolved(props)
         before = commit.load_table(spark, target).currentSnapshot()
-        writer = df.writeTo(target)
-        for key, value in summary.items():
-            writer = writer.option(f"snapshot-property.{key}", value)
-        writer.overwrite(F.lit(True))
+        commit.writer(df, target, summary).overwrite(F.lit(True))
         after = commit.load_table(spark, target).currentSnapshot()
         if after is None or (before is not None
                              and after.snapshotId() == before.snapshotId()):

@@ -7,7 +7,7 @@ to find the files it rewrites, its write and, after it, a job counting its chang
 (docs/benchmarks.md, "Where a batch's fixed cost goes"). The new contents are the two
 parts of :func:`rewrite_parts`, both read as of one snapshot of the target:
 
-* ``changed``: per collapsed key of the batch, the row the MERGE leaves (``after`` of
+* ``changed``: per collapsed key of the batch, the row the MERGE leaves (``AFTER`` of
   :func:`~icetide.tables.changelog.images_sql`, NULL when it deletes the key), with the
   row stored before (``before``) to count inserts, updates and deletes from;
 * ``kept``: the stored rows whose key the batch does not touch, as they are.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from icetide.tables.changelog import AFTER, images_sql, version_suffix
+from icetide.tables.changelog import images_sql, version_suffix
 from icetide.tables.merge_sql import EngineLike, MergeSpec
 from icetide.tables.sql import quote_ident as q
 from icetide.tables.sql import quote_qualified, sql_and
@@ -32,8 +32,6 @@ class RewriteParts:
     changed: str
     #: the stored rows no batch key touches, in the table's columns
     kept: str
-    #: the struct column of ``changed`` holding the row to write (NULL: none)
-    after: str = AFTER
 
 
 def rewrite_parts(engine: EngineLike, spec: MergeSpec, column_types: Mapping[str, str], *,
