@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 
 from icetide.config import Settings, SparkConfig
 from icetide.errors import RuntimeSetupError
+from icetide.runtime import pydaemon
 from icetide.runtime.catalogs import catalog_conf, prepare_catalog
 from icetide.runtime.cds import shared_archive_options
 from icetide.runtime.classpath import session_jars
@@ -201,6 +202,9 @@ def _base_conf(settings: Settings) -> dict[str, str]:
         # dead letters, write) and are then dropped: compressing them cost more than it
         # saved
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        # Python workers that do not re-read pyspark.zip and the spark-core jar on every
+        # task (runtime/pydaemon.py)
+        "spark.python.daemon.module": pydaemon.MODULE,
     }
 
 
