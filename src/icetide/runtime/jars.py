@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 SPEC_FILE = Path(__file__).with_name("jars.toml")
 #: the manifest ``icetide jars copy`` writes beside the copied jars
 DIR_MANIFEST = "icetide-jars.json"
-ALWAYS = ("iceberg", "kafka", "localfs")
+ALWAYS = ("iceberg", "kafka")
 _COORDINATE = re.compile(r"^([\w.\-]+):([\w.\-]+):([\w.\-]+)$")
 
 

@@ -157,9 +157,6 @@ def _one_machine_conf(master: str, driver_memory: str) -> dict[str, str]:
 #: new pipeline fills it (a slower first minute at 2,000 events/s). Clusters keep their
 #: own (``spark.executor.extraJavaOptions``).
 LOCAL_GC = "-XX:+UseParallelGC"
-#: Hadoop's checksummed local file system over a raw one that sets a new file's permission
-#: through Java NIO: Hadoop's own forks ``chmod`` for it without the native library.
-LOCAL_FS = "com.globalmentor.apache.hadoop.fs.BareLocalFileSystem"
 
 
 def driver_java_options(master: str, log4j: Path | None = None,
@@ -208,8 +205,6 @@ def _base_conf(settings: Settings) -> dict[str, str]:
         # Python workers that do not re-read pyspark.zip and the spark-core jar on every
         # task (runtime/pydaemon.py)
         "spark.python.daemon.module": pydaemon.MODULE,
-        # the file:// scheme without a forked chmod per created file (jars.toml, localfs)
-        "spark.hadoop.fs.file.impl": LOCAL_FS,
     }
 
 

@@ -37,7 +37,7 @@ def test_list_copy_and_run_from_the_copy_offline(tmp_path: Path) -> None:
     pinned = {c for g in load_spec().groups.values() for c in g.coordinates}
     assert pinned <= {r["coordinate"] for r in listing["rows"]}
     assert all(Path(r["path"]).is_file() for r in listing["rows"])
-    assert {r["group"] for r in listing["rows"] if r["used"]} == {"iceberg", "kafka", "localfs"}
+    assert {r["group"] for r in listing["rows"] if r["used"]} == {"iceberg", "kafka"}
 
     copied = _icetide("jars", "copy", str(tmp_path / "airgap"), env=_env(tmp_path))
     assert copied.returncode == 0, copied.stderr
@@ -67,6 +67,6 @@ def test_spark_hudi_puts_the_hudi_bundle_on_the_class_path(tmp_path: Path) -> No
     listed = _icetide("jars", "--format", "json", env=_env(tmp_path, ICETIDE_SPARK__HUDI="true"))
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)["rows"]
-    assert {r["group"] for r in rows if r["used"]} == {"iceberg", "kafka", "localfs", "hudi"}
+    assert {r["group"] for r in rows if r["used"]} == {"iceberg", "kafka", "hudi"}
     assert any(r["coordinate"] == "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0"
                and r["used"] for r in rows)

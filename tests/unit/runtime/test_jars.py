@@ -48,13 +48,13 @@ def test_a_list_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("catalog", "groups"), [
-    (CatalogConfig(type="hadoop"), ("iceberg", "kafka", "localfs")),
-    (CatalogConfig(type="hadoop", warehouse="s3://lake/wh"), (*ALWAYS, "aws")),
-    (CatalogConfig(type="hive", warehouse="s3a://lake/wh"), (*ALWAYS, "aws")),
+    (CatalogConfig(type="hadoop"), ("iceberg", "kafka")),
+    (CatalogConfig(type="hadoop", warehouse="s3://lake/wh"), ("iceberg", "kafka", "aws")),
+    (CatalogConfig(type="hive", warehouse="s3a://lake/wh"), ("iceberg", "kafka", "aws")),
     (CatalogConfig(type="rest", uri="http://r",
                    properties={"io-impl": "org.apache.iceberg.aws.s3.S3FileIO"}),
-     (*ALWAYS, "aws")),
-    (CatalogConfig(type="jdbc", uri="jdbc:postgresql://h/d"), (*ALWAYS, "postgres")),
+     ("iceberg", "kafka", "aws")),
+    (CatalogConfig(type="jdbc", uri="jdbc:postgresql://h/d"), ("iceberg", "kafka", "postgres")),
 ])
 def test_a_session_takes_the_groups_its_catalog_needs(
         tmp_path: Path, catalog: CatalogConfig, groups: tuple[str, ...]) -> None:
@@ -77,6 +77,6 @@ def test_pyspark_jars_are_left_out_only_of_the_spark_groups() -> None:
     from icetide.runtime.ivy import ivy_module
 
     module = ivy_module(load_spec(), ["scala-library"])
-    spark_groups = "iceberg,kafka,localfs,aws,s3a,postgres,hudi"
+    spark_groups = "iceberg,kafka,aws,s3a,postgres,hudi"
     assert f'<exclude module="scala-library" matcher="exact" conf="{spark_groups}"/>' in module
     assert '<conf name="kafka-broker"/>' in module and 'name="kafka_2.13"' in module
